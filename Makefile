@@ -1,0 +1,34 @@
+# sharebroker — build, test, fuzz and benchmark.
+GO       ?= go
+BIN      ?= bin/sharebroker
+FUZZTIME ?= 10s
+
+.PHONY: build run test fuzz bench clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sharebroker
+
+run: build
+	./$(BIN) serve
+
+# The one test command: README and .ci/run both call it.
+test:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+# Every fuzz target, each for FUZZTIME.
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+		for target in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+			echo "== $$pkg $$target"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+		done; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,88 @@
+package broker
+
+// Produce (key 0), v3-v13: every version whose records are magic-2 batches.
+//
+//   - Each partition's Records must be exactly one magic-2 batch with a
+//     correct CRC (else CORRUPT_MESSAGE or INVALID_RECORD) no larger than the
+//     topic's max.message.bytes (else MESSAGE_TOO_LARGE). It is stored as
+//     sent, compression included, with its base offset rewritten.
+//   - Topics are named up to v12 and identified by topic ID from v13; an
+//     unknown one answers UNKNOWN_TOPIC_OR_PARTITION or UNKNOWN_TOPIC_ID.
+//     Produce never creates topics (Kafka creates them from Metadata only).
+//   - acks must be 0, 1 or -1 (else INVALID_REQUIRED_ACKS); acks=0 gets no
+//     response at all. With one node, 1 and -1 mean the same.
+//   - Idempotent producers (producer ID >= 0) get Kafka's sequence checks: a
+//     retried batch is answered with its original offset and stored once, a
+//     gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch INVALID_PRODUCER_EPOCH.
+//   - LogAppendTime topics stamp the batch with the broker clock and return
+//     that time; CreateTime topics return -1.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+func init() { register(0, 3, 13, handleProduce) }
+
+func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.ProduceRequest)
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
+	nowMs := b.clock.Now().UnixMilli()
+
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		var t *storage.Topic
+		missing := kerr.UnknownTopicOrPartition.Code
+		if req.Version >= 13 {
+			t = b.store.TopicByID(rt.TopicID)
+			missing = kerr.UnknownTopicID.Code
+		} else {
+			t = b.store.Topic(rt.Topic)
+		}
+		var settings topicSettings
+		if t != nil {
+			settings = b.topicConfig(t)
+		}
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			var p *storage.Partition
+			if t != nil {
+				p = t.Partition(rp.Partition)
+			}
+			switch {
+			case !validAcks:
+				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
+			case t == nil:
+				sp.ErrorCode = missing
+			case p == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			default:
+				res, err := p.Append(rp.Records, storage.AppendOptions{
+					MaxMessageBytes: settings.maxMessageBytes,
+					LogAppendTime:   settings.logAppendTime,
+					NowMs:           nowMs,
+				})
+				if err != nil {
+					sp.ErrorCode = codeFor(err)
+					sp.ErrorMessage = errMessage(err)
+					r.conn.log.Info("produce rejected", attrTopic, p.Topic, attrPartition, p.Index,
+						attrErrorCode, sp.ErrorCode, "err", err)
+					break
+				}
+				sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = res.BaseOffset, res.LogAppendTime, res.LogStart
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.Acks == 0 {
+		return nil, nil
+	}
+	return resp, nil
+}

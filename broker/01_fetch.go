@@ -1,0 +1,158 @@
+package broker
+
+// Fetch (key 1), v4-v18: every version whose records are magic-2 batches.
+//
+//   - Each partition returns whole stored batches starting with the one that
+//     holds FetchOffset (clients skip the records before it), up to
+//     PartitionMaxBytes, and the response up to min(MaxBytes,
+//     fetch.max.bytes). The first batch of the first partition with data is
+//     returned even when it alone is larger (KIP-74), so a consumer always
+//     progresses.
+//   - An offset below the log start or above the high watermark answers
+//     OFFSET_OUT_OF_RANGE with the partition's bounds.
+//   - The request waits up to MaxWaitMs, on the broker clock, until MinBytes
+//     are available; appends to any fetched partition wake it early. A
+//     partition error, or the broker shutting down, answers at once.
+//   - Fetch sessions (KIP-227) are not created: the answer's SessionID is 0,
+//     which clients take as "send full fetch requests". A request that names
+//     a session ID gets FETCH_SESSION_ID_NOT_FOUND.
+//   - Topics are named up to v12 and identified by topic ID from v13.
+//   - CurrentLeaderEpoch (v9+) above our epoch 0 answers UNKNOWN_LEADER_EPOCH.
+
+import (
+	"math"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+func init() { register(1, 4, 18, handleFetch) }
+
+func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.FetchRequest)
+	if req.SessionID != 0 {
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		return resp, nil
+	}
+	maxBytes := b.cfg.props.int32("fetch.max.bytes")
+	if req.MaxBytes > 0 {
+		maxBytes = min(maxBytes, req.MaxBytes)
+	}
+	wait := time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond
+	deadline := b.clock.Now().Add(wait)
+
+	wake := make(chan struct{}, 1)
+	var timer interface{ Stop() bool }
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
+	for {
+		// Watch before reading, so an append between the read and the wait
+		// still wakes us.
+		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
+		resp, bytes, failed := b.fetchOnce(req, maxBytes)
+		done := failed || bytes >= int64(req.MinBytes) || !b.clock.Now().Before(deadline)
+		if !done && timer == nil {
+			timer = b.clock.AfterFunc(deadline.Sub(b.clock.Now()), func() {
+				select {
+				case wake <- struct{}{}:
+				default:
+				}
+			})
+		}
+		if !done {
+			select {
+			case <-wake:
+			case <-b.done:
+				done = true
+			}
+		}
+		for _, p := range watched {
+			p.Unwatch(wake)
+		}
+		if done {
+			return resp, nil
+		}
+	}
+}
+
+// fetchPartitions calls fn for every existing partition the request names
+// and returns them.
+func (b *Broker) fetchPartitions(req *kmsg.FetchRequest, fn func(*storage.Partition)) []*storage.Partition {
+	var ps []*storage.Partition
+	for i := range req.Topics {
+		t := b.fetchTopic(req, &req.Topics[i])
+		if t == nil {
+			continue
+		}
+		for _, rp := range req.Topics[i].Partitions {
+			if p := t.Partition(rp.Partition); p != nil {
+				fn(p)
+				ps = append(ps, p)
+			}
+		}
+	}
+	return ps
+}
+
+func (b *Broker) fetchTopic(req *kmsg.FetchRequest, rt *kmsg.FetchRequestTopic) *storage.Topic {
+	if req.Version >= 13 {
+		return b.store.TopicByID(rt.TopicID)
+	}
+	return b.store.Topic(rt.Topic)
+}
+
+// fetchOnce reads every requested partition once. It returns the response,
+// the record bytes in it, and whether any partition failed.
+func (b *Broker) fetchOnce(req *kmsg.FetchRequest, maxBytes int32) (*kmsg.FetchResponse, int64, bool) {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	var total int64
+	failed := false
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		st := kmsg.NewFetchResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		t := b.fetchTopic(req, rt)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewFetchResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
+			sp.PreferredReadReplica = -1
+			var p *storage.Partition
+			if t != nil {
+				p = t.Partition(rp.Partition)
+			}
+			switch {
+			case t == nil && req.Version >= 13:
+				sp.ErrorCode = kerr.UnknownTopicID.Code
+			case p == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case rp.CurrentLeaderEpoch > 0:
+				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			default:
+				remaining := int64(maxBytes) - total
+				limit := int32(min(remaining, int64(rp.PartitionMaxBytes), math.MaxInt32))
+				res, err := p.Read(rp.FetchOffset, max(limit, 0), total == 0)
+				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStable, res.LogStart
+				if err != nil {
+					sp.ErrorCode = codeFor(err)
+					break
+				}
+				sp.RecordBatches = res.Records
+				total += int64(len(res.Records))
+			}
+			if sp.ErrorCode != 0 {
+				failed = true
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, total, failed
+}

@@ -1,0 +1,80 @@
+package broker
+
+// ListOffsets (key 2), v1-v11.
+//
+//   - Timestamp -2 (earliest) answers the log start offset, -1 (latest) the
+//     high watermark, or the last stable offset under read_committed (v2+).
+//     -4 (earliest local) is the log start and -5 (latest tiered) is -1:
+//     nothing is tiered.
+//   - -3 (max timestamp, v7+) answers the offset of the record with the
+//     largest timestamp, and that timestamp.
+//   - Any other timestamp answers the first offset whose record is stamped
+//     at or after it, or offset -1 with timestamp -1 when none is.
+//   - CurrentLeaderEpoch (v4+) above our epoch 0 answers UNKNOWN_LEADER_EPOCH.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Special ListOffsets timestamps.
+const (
+	listLatest         = -1
+	listEarliest       = -2
+	listMaxTimestamp   = -3
+	listEarliestLocal  = -4
+	listLatestTiered   = -5
+	readCommittedLevel = 1
+)
+
+func init() { register(2, 1, 11, handleListOffsets) }
+
+func handleListOffsets(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.ListOffsetsRequest)
+	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewListOffsetsResponseTopic()
+		st.Topic = rt.Topic
+		t := b.store.Topic(rt.Topic)
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewListOffsetsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+			if t == nil || t.Partition(rp.Partition) == nil {
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			if rp.CurrentLeaderEpoch > 0 {
+				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
+			p := t.Partition(rp.Partition)
+			offs := p.Offsets()
+			sp.LeaderEpoch = 0
+			switch rp.Timestamp {
+			case listEarliest, listEarliestLocal:
+				sp.Offset = offs.LogStart
+			case listLatest:
+				sp.Offset = offs.HighWatermark
+				if req.IsolationLevel == readCommittedLevel {
+					sp.Offset = offs.LastStable
+				}
+			case listLatestTiered:
+				sp.Offset = -1
+			case listMaxTimestamp:
+				if off, ts, ok := p.MaxTimestamp(); ok {
+					sp.Offset, sp.Timestamp = off, ts
+				}
+			default:
+				if off, ts, ok := p.OffsetForTimestamp(rp.Timestamp); ok {
+					sp.Offset, sp.Timestamp = off, ts
+				}
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

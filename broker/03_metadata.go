@@ -1,0 +1,120 @@
+package broker
+
+// Metadata (key 3), v0-v13.
+//
+//   - One broker: this node, at the advertised address of the listener the
+//     client connected to. It is the controller and leads every partition.
+//   - Topics: all of them for a null list (v1+) or an empty list (v0);
+//     otherwise the named ones, by name or (v10+) by topic ID.
+//   - An unknown topic is created when auto.create.topics.enable is set and
+//     the request allows it (always before v4), with num.partitions
+//     partitions; it is answered complete at once, not LEADER_NOT_AVAILABLE.
+//   - An invalid name answers INVALID_TOPIC_EXCEPTION, an unknown one
+//     UNKNOWN_TOPIC_OR_PARTITION, an unknown ID UNKNOWN_TOPIC_ID.
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+func init() { register(3, 0, 13, handleMetadata) }
+
+func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.MetadataRequest)
+	resp := kmsg.NewPtrMetadataResponse()
+	l := r.conn.l
+	broker := kmsg.NewMetadataResponseBroker()
+	broker.NodeID, broker.Host, broker.Port = b.cfg.NodeID, l.advertiseHost, l.advertisePort
+	resp.Brokers = append(resp.Brokers, broker)
+	resp.ClusterID = &b.cfg.ClusterID
+	resp.ControllerID = b.cfg.NodeID
+
+	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
+	if allTopics {
+		for _, t := range b.store.Topics() {
+			resp.Topics = append(resp.Topics, b.metadataTopic(t))
+		}
+		return resp, nil
+	}
+	autoCreate := b.cfg.props.bool("auto.create.topics.enable") && (req.Version < 4 || req.AllowAutoTopicCreation)
+	for _, rt := range req.Topics {
+		var t *storage.Topic
+		switch {
+		case rt.Topic == nil && rt.TopicID != [16]byte{}:
+			if t = b.store.TopicByID(rt.TopicID); t == nil {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.TopicID = rt.TopicID
+				mt.ErrorCode = kerr.UnknownTopicID.Code
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+		case rt.Topic != nil:
+			name := *rt.Topic
+			t = b.store.Topic(name)
+			if t == nil && autoCreate {
+				var err error
+				t, err = b.autoCreateTopic(name)
+				if err != nil {
+					mt := kmsg.NewMetadataResponseTopic()
+					mt.Topic = rt.Topic
+					mt.ErrorCode = codeFor(err)
+					resp.Topics = append(resp.Topics, mt)
+					continue
+				}
+			}
+			if t == nil {
+				mt := kmsg.NewMetadataResponseTopic()
+				mt.Topic = rt.Topic
+				mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				if storage.ValidateTopicName(name) != nil {
+					mt.ErrorCode = kerr.InvalidTopicException.Code
+				}
+				resp.Topics = append(resp.Topics, mt)
+				continue
+			}
+		default:
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.ErrorCode = kerr.InvalidRequest.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
+		resp.Topics = append(resp.Topics, b.metadataTopic(t))
+	}
+	return resp, nil
+}
+
+// autoCreateTopic creates a topic with the broker's defaults. Two clients
+// racing to create the same topic both get it.
+func (b *Broker) autoCreateTopic(name string) (*storage.Topic, error) {
+	t, err := b.store.CreateTopic(name, b.cfg.props.int32("num.partitions"), nil)
+	if errors.Is(err, storage.ErrTopicExists) {
+		if t = b.store.Topic(name); t != nil {
+			return t, nil
+		}
+	}
+	if err == nil {
+		b.log.Info("topic auto-created", attrTopic, name, "partitions", b.cfg.props.int32("num.partitions"))
+	}
+	return t, err
+}
+
+func (b *Broker) metadataTopic(t *storage.Topic) kmsg.MetadataResponseTopic {
+	mt := kmsg.NewMetadataResponseTopic()
+	name := t.Name
+	mt.Topic = &name
+	mt.TopicID = t.ID
+	for _, p := range t.Partitions() {
+		mp := kmsg.NewMetadataResponseTopicPartition()
+		mp.Partition = p.Index
+		mp.Leader = b.cfg.NodeID
+		mp.LeaderEpoch = 0
+		mp.Replicas = []int32{b.cfg.NodeID}
+		mp.ISR = []int32{b.cfg.NodeID}
+		mt.Partitions = append(mt.Partitions, mp)
+	}
+	return mt
+}

@@ -1,0 +1,48 @@
+package broker
+
+// ApiVersions (key 18), v0-v4 and whatever newer version kmsg decodes.
+//
+//   - The answer lists exactly the dispatch table: an API is advertised only
+//     if a handler serves it, with the range that handler serves.
+//   - A request at a version we do not serve (including one newer than any
+//     we know) is answered at v0 with UNSUPPORTED_VERSION and the full list,
+//     so the client can retry at a version we speak; conn.go handles that
+//     before the body is decoded.
+//   - The response header never carries tagged fields (wire.AppendResponse).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const apiVersionsKey = 18
+
+func init() {
+	register(apiVersionsKey, 0, (&kmsg.ApiVersionsRequest{}).MaxVersion(), handleAPIVersions)
+}
+
+func handleAPIVersions(b *Broker, r *request) (kmsg.Response, error) {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.ApiKeys = advertisedAPIs()
+	return resp, nil
+}
+
+func unsupportedAPIVersionsResponse() *kmsg.ApiVersionsResponse {
+	resp := kmsg.NewPtrApiVersionsResponse()
+	resp.ErrorCode = kerr.UnsupportedVersion.Code
+	resp.ApiKeys = advertisedAPIs()
+	return resp
+}
+
+func advertisedAPIs() []kmsg.ApiVersionsResponseApiKey {
+	var keys []kmsg.ApiVersionsResponseApiKey
+	for _, a := range apis {
+		if a == nil {
+			continue
+		}
+		k := kmsg.NewApiVersionsResponseApiKey()
+		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.minVersion, a.maxVersion
+		keys = append(keys, k)
+	}
+	return keys
+}

@@ -1,0 +1,83 @@
+package broker
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+
+	"github.com/sharebroker/sharebroker/locktimer"
+)
+
+// DefaultListen is where the broker listens unless told otherwise.
+const DefaultListen = "127.0.0.1:9092"
+
+// DefaultClusterID is the cluster ID reported when none is configured. It is
+// stable so that clients that cache it see the same cluster across restarts.
+const DefaultClusterID = "sharebroker-cluster-0001"
+
+// Config is everything a Broker needs. The zero value of every field has a
+// usable default, so an embedding test can start a broker with
+// Config{Listen: "127.0.0.1:0"}.
+type Config struct {
+	// Listen is the TCP address of the Kafka listener. Port 0 picks a free
+	// port; Broker.Addr reports it.
+	Listen string
+	// Advertise is the host:port clients are told to connect to. Empty
+	// means the listener's address, with "localhost" for an unspecified host.
+	Advertise string
+	// NodeID is this broker's node ID in Metadata.
+	NodeID int32
+	// ClusterID is reported in Metadata and DescribeCluster.
+	ClusterID string
+	// Props are Kafka property overrides by name (as --config key=value).
+	// Unknown names and invalid values make New fail.
+	Props map[string]string
+	// Logger receives the broker's logs. Nil discards them.
+	Logger *slog.Logger
+	// Clock is the broker's time. Nil means the real clock.
+	Clock locktimer.Clock
+}
+
+// resolved is a validated Config with defaults applied.
+type resolved struct {
+	Config
+	props brokerProps
+}
+
+func (c Config) resolve() (*resolved, error) {
+	r := &resolved{Config: c}
+	if r.Listen == "" {
+		r.Listen = DefaultListen
+	}
+	if _, _, err := net.SplitHostPort(r.Listen); err != nil {
+		return nil, fmt.Errorf("listen address %q: %v", r.Listen, err)
+	}
+	if r.Advertise != "" {
+		host, port, err := net.SplitHostPort(r.Advertise)
+		if err != nil {
+			return nil, fmt.Errorf("advertised address %q: %v", r.Advertise, err)
+		}
+		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 || host == "" {
+			return nil, fmt.Errorf("advertised address %q: want host:port with a port from 1 to 65535", r.Advertise)
+		}
+	}
+	if r.NodeID < 0 {
+		return nil, fmt.Errorf("node ID %d: must not be negative", r.NodeID)
+	}
+	if r.ClusterID == "" {
+		r.ClusterID = DefaultClusterID
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.DiscardHandler)
+	}
+	if r.Clock == nil {
+		r.Clock = locktimer.RealClock{}
+	}
+	props, err := newBrokerProps(c.Props)
+	if err != nil {
+		return nil, err
+	}
+	r.props = props
+	return r, nil
+}

@@ -1,0 +1,144 @@
+package broker
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/wire"
+)
+
+// writeTimeout bounds one response write; a client that stops reading is
+// disconnected rather than holding its goroutine forever.
+const writeTimeout = 30 * time.Second
+
+// keepResponseBuf is the largest response buffer a connection keeps for
+// reuse; a bigger one (a large fetch) is dropped after the write.
+const keepResponseBuf = 1 << 20
+
+// conn is one client connection. Its goroutine reads a request, handles it
+// and writes the response before reading the next, so responses leave in
+// request order (clients rely on it) and a long-polling fetch holds only its
+// own connection.
+type conn struct {
+	b   *Broker
+	l   *listener
+	nc  net.Conn
+	log *slog.Logger
+	buf []byte // response buffer, reused
+}
+
+func newConn(b *Broker, l *listener, nc net.Conn) *conn {
+	return &conn{b: b, l: l, nc: nc, log: b.log.With(attrConn, nc.RemoteAddr().String())}
+}
+
+func (c *conn) serve() {
+	defer c.b.forgetConn(c)
+	defer c.nc.Close()
+	c.log.Debug("connection opened")
+	r := bufio.NewReaderSize(c.nc, 32<<10)
+	maxFrame := c.b.cfg.props.int32("socket.request.max.bytes")
+	for {
+		frame, err := wire.ReadFrame(r, maxFrame)
+		if err != nil {
+			c.readFailed(err)
+			return
+		}
+		if !c.handleFrame(frame) {
+			return
+		}
+	}
+}
+
+// readFailed logs why reading stopped: quietly for a client that hung up or
+// a broker that is shutting down, as a warning for a broken frame.
+func (c *conn) readFailed(err error) {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
+		c.log.Debug("connection closed by client")
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		c.log.Debug("connection closed for shutdown")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		c.log.Warn("closing connection: frame cut short", "err", err)
+	default:
+		c.log.Warn("closing connection: unreadable frame", "err", err)
+	}
+}
+
+// handleFrame parses, dispatches and answers one frame. It returns false
+// when the connection must close.
+func (c *conn) handleFrame(frame []byte) bool {
+	h, body, err := wire.ParseHeader(frame)
+	if err != nil && !errors.Is(err, wire.ErrUnknownAPIKey) && !errors.Is(err, wire.ErrUnsupportedVersion) {
+		c.log.Warn("closing connection: malformed request header", "err", err)
+		return false
+	}
+	a := lookupAPI(h.APIKey)
+	if a == nil || h.APIVersion < a.minVersion || h.APIVersion > a.maxVersion {
+		if h.APIKey == apiVersionsKey {
+			// The one request that must be answered whatever its version:
+			// the client learns our ranges and retries with one we serve.
+			resp := unsupportedAPIVersionsResponse()
+			resp.SetVersion(0)
+			return c.send(h.CorrelationID, resp)
+		}
+		c.log.Warn("closing connection: unsupported API or version",
+			attrAPI, kmsg.NameForKey(h.APIKey), "api_key", h.APIKey, attrAPIVersion, h.APIVersion, attrClientID, h.ClientID)
+		return false
+	}
+	req, err := wire.DecodeBody(h, body)
+	if err != nil {
+		c.log.Warn("closing connection: malformed request body", attrAPI, kmsg.NameForKey(h.APIKey),
+			attrAPIVersion, h.APIVersion, attrClientID, h.ClientID, "err", err)
+		return false
+	}
+	resp, err := c.call(a, &request{conn: c, header: h, body: req})
+	if err != nil {
+		c.log.Warn("closing connection", attrAPI, kmsg.NameForKey(h.APIKey), attrAPIVersion, h.APIVersion,
+			attrClientID, h.ClientID, "err", err)
+		return false
+	}
+	if resp == nil {
+		return true
+	}
+	resp.SetVersion(h.APIVersion)
+	return c.send(h.CorrelationID, resp)
+}
+
+// errHandlerPanic reports a recovered panic; the connection is closed.
+var errHandlerPanic = errors.New("internal error while handling the request")
+
+// call runs the handler, turning a panic (our bug) into a logged error that
+// closes this one connection rather than the whole broker.
+func (c *conn) call(a *api, r *request) (resp kmsg.Response, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.log.Error("handler panicked", attrAPI, kmsg.NameForKey(a.key), attrAPIVersion, r.header.APIVersion,
+				"panic", p, "stack", string(debug.Stack()))
+			resp, err = nil, errHandlerPanic
+		}
+	}()
+	return a.handle(c.b, r)
+}
+
+// send encodes resp (its version set by the caller) and writes it in one call.
+func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
+	c.buf = wire.AppendResponse(c.buf[:0], correlationID, resp)
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err := c.nc.Write(c.buf)
+	if cap(c.buf) > keepResponseBuf {
+		c.buf = nil
+	}
+	if err != nil {
+		c.log.Debug("closing connection: write failed", "err", err)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,64 @@
+package broker
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/wire"
+)
+
+// maxAPIKey bounds the dispatch table. Kafka's keys stay well below it.
+const maxAPIKey = 127
+
+// request is one decoded request with the connection it came on.
+type request struct {
+	conn   *conn
+	header wire.Header
+	body   kmsg.Request
+}
+
+// handlerFunc answers one request. A nil response with a nil error means
+// "send nothing" (Produce with acks=0). An error means the conversation is
+// broken: the connection is closed with one log line.
+type handlerFunc func(b *Broker, r *request) (kmsg.Response, error)
+
+// api is one entry of the dispatch table: the versions we serve and the
+// handler that serves them.
+type api struct {
+	key        int16
+	minVersion int16
+	maxVersion int16
+	handle     handlerFunc
+}
+
+// apis is the dispatch table, indexed by API key. ApiVersions advertises
+// exactly its non-nil entries, so a key is advertised only if a handler
+// serves it.
+var apis [maxAPIKey + 1]*api
+
+// register adds a handler for key serving versions [minV, maxV]. It panics
+// on a duplicate key, an inverted range, or a version kmsg cannot decode:
+// each is a programming error found at start-up, never at a client's request.
+func register(key, minV, maxV int16, fn handlerFunc) {
+	req := kmsg.RequestForKey(key)
+	switch {
+	case key < 0 || key > maxAPIKey || req == nil:
+		panic(fmt.Sprintf("register: unknown API key %d", key))
+	case apis[key] != nil:
+		panic(fmt.Sprintf("register: %s registered twice", kmsg.NameForKey(key)))
+	case minV < 0 || minV > maxV:
+		panic(fmt.Sprintf("register: %s has inverted range %d-%d", kmsg.NameForKey(key), minV, maxV))
+	case maxV > req.MaxVersion():
+		panic(fmt.Sprintf("register: %s v%d is beyond what kmsg decodes (v%d)", kmsg.NameForKey(key), maxV, req.MaxVersion()))
+	}
+	apis[key] = &api{key: key, minVersion: minV, maxVersion: maxV, handle: fn}
+}
+
+// lookupAPI returns the entry for key, or nil when we do not serve it.
+func lookupAPI(key int16) *api {
+	if key < 0 || key > maxAPIKey {
+		return nil
+	}
+	return apis[key]
+}

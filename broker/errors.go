@@ -1,0 +1,64 @@
+package broker
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+// codeFor is the only place a Go error becomes a Kafka error code. Domain
+// packages return sentinels; handlers pass them through here.
+func codeFor(err error) int16 {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, storage.ErrUnknownTopic):
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, storage.ErrTopicExists):
+		return kerr.TopicAlreadyExists.Code
+	case errors.Is(err, storage.ErrInvalidTopic):
+		return kerr.InvalidTopicException.Code
+	case errors.Is(err, storage.ErrInvalidPartitions):
+		return kerr.InvalidPartitions.Code
+	case errors.Is(err, storage.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, storage.ErrCorruptMessage):
+		return kerr.CorruptMessage.Code
+	case errors.Is(err, storage.ErrInvalidRecord):
+		return kerr.InvalidRecord.Code
+	case errors.Is(err, storage.ErrMessageTooLarge):
+		return kerr.MessageTooLarge.Code
+	case errors.Is(err, storage.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code
+	case errors.Is(err, storage.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, storage.ErrInvalidTimestamp):
+		return kerr.InvalidTimestamp.Code
+	case errors.Is(err, storage.ErrPolicyViolation):
+		return kerr.PolicyViolation.Code
+	case errors.Is(err, storage.ErrTopicDeletionDisabled):
+		return kerr.TopicDeletionDisabled.Code
+	case errors.Is(err, errInvalidConfig):
+		return kerr.InvalidConfig.Code
+	case errors.Is(err, errInvalidRequest):
+		return kerr.InvalidRequest.Code
+	}
+	return kerr.UnknownServerError.Code
+}
+
+// Errors the broker itself raises while validating requests.
+var (
+	errInvalidConfig  = errors.New("invalid configuration")
+	errInvalidRequest = errors.New("invalid request")
+)
+
+// errMessage returns a response's ErrorMessage for err: nil for success.
+func errMessage(err error) *string {
+	if err == nil {
+		return nil
+	}
+	s := err.Error()
+	return &s
+}

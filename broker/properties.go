@@ -1,0 +1,193 @@
+package broker
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// A property is one Kafka configuration name the broker honours, with
+// Kafka's default. Broker properties are set at start (--config key=value);
+// topic properties are set per topic and fall back to their broker synonym.
+// This table is the one place that knows names, defaults and bounds; the
+// README's configuration reference is generated from it.
+type property struct {
+	name     string
+	def      string
+	kind     propKind
+	scope    propScope
+	synonym  string   // topic scope: the broker property that supplies the default
+	enum     []string // kindEnum: the accepted values
+	min, max int64    // kindInt, kindLong: inclusive bounds
+	doc      string
+}
+
+type propKind int8
+
+const (
+	kindInt propKind = iota + 1
+	kindLong
+	kindBool
+	kindString
+	kindEnum
+)
+
+type propScope int8
+
+const (
+	scopeBroker propScope = iota + 1
+	scopeTopic
+)
+
+func (k propKind) String() string {
+	switch k {
+	case kindInt:
+		return "INT"
+	case kindLong:
+		return "LONG"
+	case kindBool:
+		return "BOOLEAN"
+	case kindEnum, kindString:
+		return "STRING"
+	}
+	return "UNKNOWN"
+}
+
+const (
+	int32Max = 1<<31 - 1
+	int64Max = 1<<63 - 1
+)
+
+// properties lists every honoured property. Order is the README's order.
+var properties = []property{
+	// Broker.
+	{name: "auto.create.topics.enable", def: "true", kind: kindBool, scope: scopeBroker,
+		doc: "Create a topic when Metadata asks for an unknown one (and the client allows it)."},
+	{name: "num.partitions", def: "1", kind: kindInt, scope: scopeBroker, min: 1, max: int32Max,
+		doc: "Partitions of an auto-created topic, and of CreateTopics asking for -1."},
+	{name: "default.replication.factor", def: "1", kind: kindInt, scope: scopeBroker, min: 1, max: 1,
+		doc: "Replication factor reported for new topics; a single node holds one replica."},
+	{name: "delete.topic.enable", def: "true", kind: kindBool, scope: scopeBroker,
+		doc: "Allow DeleteTopics."},
+	{name: "socket.request.max.bytes", def: "104857600", kind: kindInt, scope: scopeBroker, min: 1, max: int32Max,
+		doc: "Largest request frame accepted; a larger one closes the connection before anything is allocated."},
+	{name: "message.max.bytes", def: "1048588", kind: kindInt, scope: scopeBroker, min: 0, max: int32Max,
+		doc: "Largest record batch accepted; default of the topic property max.message.bytes."},
+	{name: "fetch.max.bytes", def: "57671680", kind: kindInt, scope: scopeBroker, min: 1024, max: int32Max,
+		doc: "Upper bound of the bytes one Fetch response returns, whatever the request asks."},
+	{name: "log.retention.ms", def: "604800000", kind: kindLong, scope: scopeBroker, min: -1, max: int64Max,
+		doc: "Default of retention.ms (7 days); -1 keeps records forever."},
+	{name: "log.retention.bytes", def: "-1", kind: kindLong, scope: scopeBroker, min: -1, max: int64Max,
+		doc: "Default of retention.bytes per partition; -1 is unlimited."},
+	{name: "log.retention.check.interval.ms", def: "300000", kind: kindLong, scope: scopeBroker, min: 1, max: int64Max,
+		doc: "How often retention is applied to every partition."},
+	{name: "log.message.timestamp.type", def: "CreateTime", kind: kindEnum, scope: scopeBroker, enum: []string{"CreateTime", "LogAppendTime"},
+		doc: "Default of message.timestamp.type."},
+	{name: "log.cleanup.policy", def: "delete", kind: kindEnum, scope: scopeBroker, enum: []string{"delete", "compact", "compact,delete", "delete,compact"},
+		doc: "Default of cleanup.policy. Compaction is not performed; the value is stored and reported."},
+	{name: "log.segment.bytes", def: "1073741824", kind: kindInt, scope: scopeBroker, min: 1048576, max: int32Max,
+		doc: "Default of segment.bytes. Stored and reported; logs are kept in memory."},
+	{name: "min.insync.replicas", def: "1", kind: kindInt, scope: scopeBroker, min: 1, max: int32Max,
+		doc: "Default of the topic property; a single node is always in sync."},
+	{name: "compression.type", def: "producer", kind: kindEnum, scope: scopeBroker, enum: []string{"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
+		doc: "Default of the topic property. Batches are stored as produced."},
+
+	// Topic.
+	{name: "retention.ms", kind: kindLong, scope: scopeTopic, synonym: "log.retention.ms", min: -1, max: int64Max,
+		doc: "Batches whose newest timestamp is older than this are deleted."},
+	{name: "retention.bytes", kind: kindLong, scope: scopeTopic, synonym: "log.retention.bytes", min: -1, max: int64Max,
+		doc: "Oldest batches are deleted while a partition holds more than this."},
+	{name: "max.message.bytes", kind: kindInt, scope: scopeTopic, synonym: "message.max.bytes", min: 0, max: int32Max,
+		doc: "Largest record batch accepted for the topic."},
+	{name: "message.timestamp.type", kind: kindEnum, scope: scopeTopic, synonym: "log.message.timestamp.type", enum: []string{"CreateTime", "LogAppendTime"},
+		doc: "LogAppendTime stamps each batch with the broker's clock on append."},
+	{name: "cleanup.policy", kind: kindEnum, scope: scopeTopic, synonym: "log.cleanup.policy", enum: []string{"delete", "compact", "compact,delete", "delete,compact"},
+		doc: "Stored and reported; compaction is not performed."},
+	{name: "segment.bytes", kind: kindInt, scope: scopeTopic, synonym: "log.segment.bytes", min: 14, max: int32Max,
+		doc: "Stored and reported; logs are kept in memory."},
+	{name: "min.insync.replicas", kind: kindInt, scope: scopeTopic, synonym: "min.insync.replicas", min: 1, max: int32Max,
+		doc: "Stored and reported; a single node is always in sync."},
+	{name: "compression.type", kind: kindEnum, scope: scopeTopic, synonym: "compression.type", enum: []string{"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
+		doc: "Stored and reported; batches are stored as produced."},
+}
+
+// lookupProperty finds a property by name and scope.
+func lookupProperty(name string, scope propScope) (*property, bool) {
+	for i := range properties {
+		if properties[i].name == name && properties[i].scope == scope {
+			return &properties[i], true
+		}
+	}
+	return nil, false
+}
+
+// validate checks one value against the property's type and bounds.
+func (p *property) validate(value string) error {
+	switch p.kind {
+	case kindInt, kindLong:
+		bits := 64
+		if p.kind == kindInt {
+			bits = 32
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, bits)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a whole number", p.name, value)
+		}
+		if n < p.min || n > p.max {
+			return fmt.Errorf("%s: %d is outside [%d, %d]", p.name, n, p.min, p.max)
+		}
+	case kindBool:
+		if v := strings.ToLower(strings.TrimSpace(value)); v != "true" && v != "false" {
+			return fmt.Errorf("%s: %q is not true or false", p.name, value)
+		}
+	case kindEnum:
+		if !slices.Contains(p.enum, strings.TrimSpace(value)) {
+			return fmt.Errorf("%s: %q is not one of %s", p.name, value, strings.Join(p.enum, ", "))
+		}
+	}
+	return nil
+}
+
+// brokerProps is the validated set of broker properties: every property of
+// broker scope, set or defaulted.
+type brokerProps map[string]string
+
+// newBrokerProps validates overrides and fills in defaults. An unknown name
+// or a bad value is an error that names it.
+func newBrokerProps(overrides map[string]string) (brokerProps, error) {
+	props := make(brokerProps)
+	for _, p := range properties {
+		if p.scope == scopeBroker {
+			props[p.name] = p.def
+		}
+	}
+	names := slices.Sorted(func(yield func(string) bool) {
+		for k := range overrides {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	for _, name := range names {
+		p, ok := lookupProperty(name, scopeBroker)
+		if !ok {
+			return nil, fmt.Errorf("unknown broker property %q (see the configuration reference in the README)", name)
+		}
+		value := strings.TrimSpace(overrides[name])
+		if err := p.validate(value); err != nil {
+			return nil, err
+		}
+		props[name] = value
+	}
+	return props, nil
+}
+
+func (bp brokerProps) int64(name string) int64 {
+	n, _ := strconv.ParseInt(bp[name], 10, 64) // validated at start
+	return n
+}
+
+func (bp brokerProps) int32(name string) int32 { return int32(bp.int64(name)) }
+
+func (bp brokerProps) bool(name string) bool { return strings.EqualFold(bp[name], "true") }

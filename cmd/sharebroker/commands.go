@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sharebroker/sharebroker/broker"
+)
+
+// shutdownGrace bounds how long a stopping broker waits for requests in
+// flight before it closes their connections.
+const shutdownGrace = 10 * time.Second
+
+// serveFlags are the flags of `sharebroker serve` (and of the bare command).
+type serveFlags struct {
+	listen    string
+	advertise string
+	nodeID    int32
+	clusterID string
+	logLevel  string
+	logFormat string
+	configs   []string
+}
+
+func newRootCommand() *cobra.Command {
+	var f serveFlags
+	root := &cobra.Command{
+		Use:           "sharebroker",
+		Short:         "A Kafka-protocol broker for testing share-group consumers",
+		Long:          "sharebroker speaks the Kafka protocol so unmodified Kafka clients can produce, fetch and\nconsume through share groups against it. With no subcommand it serves.",
+		Args:          cobra.NoArgs,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE:          func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cmd.ErrOrStderr(), f) },
+	}
+	addServeFlags(root, &f)
+
+	var sf serveFlags
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the broker (the default)",
+		Args:  cobra.NoArgs,
+		RunE:  func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cmd.ErrOrStderr(), sf) },
+	}
+	addServeFlags(serve, &sf)
+
+	version := &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "sharebroker", buildVersion())
+		},
+	}
+	root.AddCommand(serve, version)
+	return root
+}
+
+func addServeFlags(cmd *cobra.Command, f *serveFlags) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.listen, "listen", broker.DefaultListen, "Kafka listener address, HOST:PORT")
+	fs.StringVar(&f.advertise, "advertise", "", "address clients are told to connect to, HOST:PORT (default: the listen address, localhost for an unspecified host)")
+	fs.Int32Var(&f.nodeID, "node-id", 0, "node ID reported in Metadata")
+	fs.StringVar(&f.clusterID, "cluster-id", broker.DefaultClusterID, "cluster ID reported to clients")
+	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringArrayVar(&f.configs, "config", nil, "Kafka property KEY=VALUE; repeatable (see the README's configuration reference)")
+}
+
+// buildConfig turns flags into a broker.Config; every mistake names the flag.
+func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
+	cfg := broker.Config{
+		Listen:    f.listen,
+		Advertise: f.advertise,
+		NodeID:    f.nodeID,
+		ClusterID: f.clusterID,
+		Props:     make(map[string]string),
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return cfg, fmt.Errorf("--log-level %q: want debug, info, warn or error", f.logLevel)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch f.logFormat {
+	case "text":
+		cfg.Logger = slog.New(slog.NewTextHandler(logOut, opts))
+	case "json":
+		cfg.Logger = slog.New(slog.NewJSONHandler(logOut, opts))
+	default:
+		return cfg, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	for _, kv := range f.configs {
+		key, value, ok := strings.Cut(kv, "=")
+		key = strings.TrimSpace(key)
+		if !ok || key == "" {
+			return cfg, fmt.Errorf("--config %q: want KEY=VALUE", kv)
+		}
+		cfg.Props[key] = value
+	}
+	return cfg, nil
+}
+
+func runServe(ctx context.Context, logOut io.Writer, f serveFlags) error {
+	cfg, err := buildConfig(f, logOut)
+	if err != nil {
+		return err
+	}
+	b, err := broker.New(cfg)
+	if err != nil {
+		return err
+	}
+	if err := b.Start(); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	cfg.Logger.Info("shutting down", "grace", shutdownGrace)
+	closeCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := b.Close(closeCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return nil
+}
+
+func buildVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	return "devel"
+}

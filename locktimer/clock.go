@@ -1,0 +1,174 @@
+// Package locktimer owns time for the broker: the Clock that every timeout
+// reads (acquisition locks, member and session timeouts, transaction timeouts,
+// long-poll waits) and, later, the acquisition-lock timer service.
+//
+// Production uses RealClock. Tests use ManualClock, whose Advance runs every
+// callback that became due before it returns, so a test can say "30 s pass
+// now" and observe the consequences without sleeping.
+package locktimer
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// Clock is the one source of time and of delayed callbacks.
+type Clock interface {
+	// Now returns the current time of this clock.
+	Now() time.Time
+	// AfterFunc calls f in its own goroutine (RealClock) or on the goroutine
+	// that advances the clock (ManualClock) once d has passed. A d <= 0
+	// fires as soon as possible.
+	AfterFunc(d time.Duration, f func()) Timer
+}
+
+// Timer is a pending AfterFunc callback.
+type Timer interface {
+	// Stop prevents the callback from running. It reports whether it did
+	// so: false means the callback already ran or is running.
+	Stop() bool
+}
+
+// RealClock reads the wall clock. The zero value is ready to use.
+type RealClock struct{}
+
+// Now returns time.Now().
+func (RealClock) Now() time.Time { return time.Now() }
+
+// AfterFunc wraps time.AfterFunc.
+func (RealClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// ManualClock is a Clock that moves only when Advance or Set is called.
+// It is safe for concurrent use.
+type ManualClock struct {
+	// advanceMu serialises Advance and Set so that callbacks fire in
+	// deadline order even when two goroutines advance at once.
+	advanceMu sync.Mutex
+
+	mu      sync.Mutex // guards the fields below
+	now     time.Time
+	seq     uint64 // breaks deadline ties in scheduling order
+	pending timerHeap
+}
+
+// NewManualClock returns a manual clock that reads start.
+func NewManualClock(start time.Time) *ManualClock {
+	return &ManualClock{now: start}
+}
+
+// Now returns the clock's current time.
+func (c *ManualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// AfterFunc schedules f to run when the clock has been advanced by d.
+func (c *ManualClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	t := &manualTimer{clock: c, deadline: c.now.Add(d), seq: c.seq, fn: f, index: -1}
+	heap.Push(&c.pending, t)
+	return t
+}
+
+// Advance moves the clock forward by d. Every callback due at or before the
+// new time runs, in deadline order, on the calling goroutine, and Now reads
+// each callback's deadline while it runs. Advance returns after the last of
+// them has returned; callbacks scheduled by callbacks run too if they fall
+// due within the window.
+func (c *ManualClock) Advance(d time.Duration) {
+	if d < 0 {
+		d = 0
+	}
+	c.advanceMu.Lock()
+	defer c.advanceMu.Unlock()
+	c.mu.Lock()
+	target := c.now.Add(d)
+	c.mu.Unlock()
+	c.fireUntil(target)
+}
+
+// Set moves the clock to t (never backwards) with Advance's semantics.
+func (c *ManualClock) Set(t time.Time) {
+	c.advanceMu.Lock()
+	defer c.advanceMu.Unlock()
+	c.fireUntil(t)
+}
+
+// Pending reports how many callbacks are scheduled and not yet run.
+func (c *ManualClock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+func (c *ManualClock) fireUntil(target time.Time) {
+	for {
+		c.mu.Lock()
+		if len(c.pending) == 0 || c.pending[0].deadline.After(target) {
+			if target.After(c.now) {
+				c.now = target
+			}
+			c.mu.Unlock()
+			return
+		}
+		t := heap.Pop(&c.pending).(*manualTimer)
+		if t.deadline.After(c.now) {
+			c.now = t.deadline
+		}
+		fn := t.fn
+		c.mu.Unlock()
+		// Outside the lock: the callback may read the clock or schedule.
+		fn()
+	}
+}
+
+type manualTimer struct {
+	clock    *ManualClock
+	deadline time.Time
+	seq      uint64
+	fn       func()
+	index    int // position in clock.pending, -1 once fired or stopped
+}
+
+func (t *manualTimer) Stop() bool {
+	c := t.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&c.pending, t.index)
+	return true
+}
+
+type timerHeap []*manualTimer
+
+func (h timerHeap) Len() int { return len(h) }
+func (h timerHeap) Less(i, j int) bool {
+	if h[i].deadline.Equal(h[j].deadline) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].deadline.Before(h[j].deadline)
+}
+func (h timerHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *timerHeap) Push(x any) {
+	t := x.(*manualTimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *timerHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	t.index = -1
+	*h = old[:len(old)-1]
+	return t
+}

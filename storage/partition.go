@@ -1,0 +1,359 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// maxChunkBytes bounds one chunk of a partition log. Batches are copied into
+// chunks back to back, so a fetch of consecutive batches in one chunk is a
+// sub-slice, not a copy. A batch larger than this gets a chunk of its own.
+const maxChunkBytes = 1 << 20
+
+// A chunk is append-only storage for consecutive batches. Bytes below len(buf)
+// never change once published, so readers hold sub-slices without a lock;
+// growing buf (append past cap) moves the writer to a new array and leaves
+// the readers' old one intact.
+type chunk struct {
+	buf []byte
+}
+
+// batchMeta indexes one stored batch.
+type batchMeta struct {
+	baseOffset   int64
+	lastOffset   int64
+	chunk        *chunk
+	pos          int32 // start of the batch in chunk.buf
+	size         int32
+	maxTimestamp int64
+}
+
+// Partition is one partition's log: the record batches producers sent, with
+// their base offsets rewritten, plus the producer state that idempotence
+// needs. It is safe for concurrent use; its mutex is never held across I/O.
+type Partition struct {
+	Topic string
+	Index int32
+
+	mu         sync.RWMutex
+	batches    []batchMeta // ordered by base offset; all at or above logStart's batch
+	tail       *chunk      // the chunk new batches go into
+	logStart   int64
+	nextOffset int64 // log end offset; the high watermark on a single node
+	bytes      int64 // bytes held by batches
+	producers  map[int64]*producerState
+	waiters    map[chan<- struct{}]struct{}
+}
+
+func newPartition(topic string, index int32) *Partition {
+	return &Partition{Topic: topic, Index: index}
+}
+
+// Offsets is a snapshot of a partition's bounds.
+type Offsets struct {
+	LogStart      int64
+	HighWatermark int64
+	// LastStable is the last stable offset: the high watermark until
+	// transactions are tracked.
+	LastStable int64
+}
+
+// Offsets returns the partition's current bounds.
+func (p *Partition) Offsets() Offsets {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.offsetsLocked()
+}
+
+func (p *Partition) offsetsLocked() Offsets {
+	return Offsets{LogStart: p.logStart, HighWatermark: p.nextOffset, LastStable: p.nextOffset}
+}
+
+// AppendResult says where a produced batch landed.
+type AppendResult struct {
+	BaseOffset int64
+	// LogAppendTime is the time stamped into the batch, or -1 for
+	// CreateTime topics.
+	LogAppendTime int64
+	LogStart      int64
+	// Duplicate is true when the batch was a retry of one already stored:
+	// nothing was appended and BaseOffset is the original's.
+	Duplicate bool
+}
+
+// AppendOptions carry the topic settings that validate and stamp a batch.
+type AppendOptions struct {
+	MaxMessageBytes int32
+	LogAppendTime   bool
+	NowMs           int64
+}
+
+// Append validates a produced record batch (see ParseBatch), applies the
+// idempotent-producer sequence checks, and stores a copy of it with its base
+// offset rewritten. Waiting fetches are woken.
+func (p *Partition) Append(raw []byte, opts AppendOptions) (AppendResult, error) {
+	h, err := ParseBatch(raw)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	if opts.MaxMessageBytes > 0 && int64(len(raw)) > int64(opts.MaxMessageBytes) {
+		return AppendResult{}, fmt.Errorf("%w: batch of %d bytes, limit %d", ErrMessageTooLarge, len(raw), opts.MaxMessageBytes)
+	}
+	if h.Control() {
+		return AppendResult{}, fmt.Errorf("%w: clients may not produce control batches", ErrInvalidRecord)
+	}
+
+	p.mu.Lock()
+	res, err := p.appendLocked(raw, &h, opts)
+	waiters := p.takeWaitersLocked(err == nil && !res.Duplicate)
+	p.mu.Unlock()
+	wake(waiters)
+	return res, err
+}
+
+func (p *Partition) appendLocked(raw []byte, h *BatchHeader, opts AppendOptions) (AppendResult, error) {
+	res := AppendResult{LogAppendTime: -1}
+	if h.ProducerID >= 0 {
+		dup, err := p.checkSequenceLocked(h)
+		if err != nil {
+			return res, err
+		}
+		if dup != nil {
+			res.BaseOffset = dup.baseOffset
+			res.Duplicate = true
+			res.LogStart = p.logStart
+			if opts.LogAppendTime {
+				res.LogAppendTime = dup.appendTimeMs
+			}
+			return res, nil
+		}
+	}
+
+	stored := p.reserveLocked(len(raw))
+	copy(stored, raw)
+	base := p.nextOffset
+	binary.BigEndian.PutUint64(stored[offBaseOffset:], uint64(base))
+	binary.BigEndian.PutUint32(stored[offLeaderEpoch:], 0)
+	maxTs := h.MaxTimestamp
+	if opts.LogAppendTime {
+		stampLogAppendTime(stored, opts.NowMs)
+		maxTs = opts.NowMs
+		res.LogAppendTime = opts.NowMs
+	}
+	p.publishLocked(stored, base, base+int64(h.LastOffsetDelta), maxTs)
+	if h.ProducerID >= 0 {
+		p.recordSequenceLocked(h, base, res.LogAppendTime)
+	}
+	res.BaseOffset = base
+	res.LogStart = p.logStart
+	return res, nil
+}
+
+// reserveLocked returns a slice of n bytes at the end of the tail chunk,
+// starting a new chunk when the tail is full.
+func (p *Partition) reserveLocked(n int) []byte {
+	if p.tail == nil || (len(p.tail.buf) > 0 && len(p.tail.buf)+n > maxChunkBytes) {
+		p.tail = &chunk{buf: make([]byte, 0, max(n, 4096))}
+	}
+	buf := p.tail.buf
+	start, need := len(buf), len(buf)+n
+	if need > cap(buf) {
+		// Grow by doubling up to the chunk limit. Readers keep the old
+		// array through the sub-slices they hold; it is never written again.
+		grown := make([]byte, start, max(need, min(2*cap(buf), maxChunkBytes)))
+		copy(grown, buf)
+		buf = grown
+	}
+	p.tail.buf = buf[:need]
+	return p.tail.buf[start:need:need]
+}
+
+// publishLocked indexes the batch just written at the end of the tail chunk.
+func (p *Partition) publishLocked(stored []byte, base, last, maxTs int64) {
+	p.batches = append(p.batches, batchMeta{
+		baseOffset:   base,
+		lastOffset:   last,
+		chunk:        p.tail,
+		pos:          int32(len(p.tail.buf) - len(stored)),
+		size:         int32(len(stored)),
+		maxTimestamp: maxTs,
+	})
+	p.nextOffset = last + 1
+	p.bytes += int64(len(stored))
+}
+
+// ReadResult is what a fetch gets from one partition.
+type ReadResult struct {
+	Offsets
+	// Records holds whole stored batches, back to back, starting with the
+	// batch that contains the requested offset. It aliases the log: callers
+	// must not modify it.
+	Records []byte
+}
+
+// Read returns stored batches starting with the one that holds offset, up
+// to maxBytes in total. When includeOne is set the first batch is returned
+// even if it alone exceeds maxBytes, so that a consumer can always make
+// progress (KIP-74). Reading at the high watermark returns no records; below
+// the log start or above the high watermark is ErrOffsetOutOfRange.
+func (p *Partition) Read(offset int64, maxBytes int32, includeOne bool) (ReadResult, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	res := ReadResult{Offsets: p.offsetsLocked()}
+	if offset < p.logStart || offset > p.nextOffset {
+		return res, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, p.logStart, p.nextOffset)
+	}
+	i := p.batchIndexLocked(offset)
+	if i >= len(p.batches) {
+		return res, nil
+	}
+	first := p.batches[i]
+	if int64(first.size) > int64(maxBytes) && !includeOne {
+		return res, nil
+	}
+	end := first.pos + first.size
+	for j := i + 1; j < len(p.batches); j++ {
+		b := p.batches[j]
+		if b.chunk != first.chunk || int64(b.pos+b.size-first.pos) > int64(maxBytes) {
+			break
+		}
+		end = b.pos + b.size
+	}
+	res.Records = first.chunk.buf[first.pos:end:end]
+	return res, nil
+}
+
+// batchIndexLocked returns the index of the first batch whose last offset is
+// at or above offset.
+func (p *Partition) batchIndexLocked(offset int64) int {
+	return sort.Search(len(p.batches), func(i int) bool { return p.batches[i].lastOffset >= offset })
+}
+
+// Bytes returns how many bytes of batches the partition holds.
+func (p *Partition) Bytes() int64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return p.bytes
+}
+
+// DeleteRecordsBefore moves the log start offset up to offset (as
+// DeleteRecords does), dropping batches that lie wholly below it. Offset -1
+// means the high watermark. It returns the new log start offset.
+func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if offset == -1 {
+		offset = p.nextOffset
+	}
+	if offset < 0 || offset > p.nextOffset {
+		return p.logStart, fmt.Errorf("%w: cannot delete before %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, p.logStart, p.nextOffset)
+	}
+	p.advanceLogStartLocked(offset)
+	return p.logStart, nil
+}
+
+// advanceLogStartLocked moves the log start to offset if that is forward and
+// drops every batch that ends below it.
+func (p *Partition) advanceLogStartLocked(offset int64) {
+	if offset <= p.logStart {
+		return
+	}
+	p.logStart = offset
+	drop := p.batchIndexLocked(offset)
+	for _, b := range p.batches[:drop] {
+		p.bytes -= int64(b.size)
+	}
+	if drop > 0 {
+		// Copy rather than re-slice, so the dropped metadata (and the chunks
+		// it references) can be collected.
+		p.batches = append([]batchMeta(nil), p.batches[drop:]...)
+	}
+}
+
+// ApplyRetention drops the oldest batches that retention.ms or
+// retention.bytes no longer allow, as of nowMs. A limit below zero is off.
+// Retention works at batch granularity and never rewinds the log.
+func (p *Partition) ApplyRetention(retentionMs, retentionBytes, nowMs int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	newStart := p.logStart
+	bytes := p.bytes
+	for _, b := range p.batches {
+		expired := retentionMs >= 0 && nowMs-b.maxTimestamp > retentionMs
+		oversize := retentionBytes >= 0 && bytes > retentionBytes
+		if !expired && !oversize {
+			break
+		}
+		bytes -= int64(b.size)
+		newStart = b.lastOffset + 1
+	}
+	p.advanceLogStartLocked(newStart)
+}
+
+// Watch registers ch to receive a non-blocking send after the next append.
+// The registration is consumed by that wake-up; Unwatch removes it early.
+func (p *Partition) Watch(ch chan<- struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.waiters == nil {
+		p.waiters = make(map[chan<- struct{}]struct{})
+	}
+	p.waiters[ch] = struct{}{}
+}
+
+// Unwatch removes a registration made by Watch.
+func (p *Partition) Unwatch(ch chan<- struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.waiters, ch)
+}
+
+func (p *Partition) takeWaitersLocked(changed bool) map[chan<- struct{}]struct{} {
+	if !changed || len(p.waiters) == 0 {
+		return nil
+	}
+	w := p.waiters
+	p.waiters = nil
+	return w
+}
+
+func wake(waiters map[chan<- struct{}]struct{}) {
+	for ch := range waiters {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// OffsetForTimestamp returns the first offset whose batch holds a record
+// stamped at or after ts, with that batch's max timestamp; found is false
+// when no record is that new. The answer is batch-accurate: a batch whose
+// newest record qualifies answers with its base offset.
+func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	for _, b := range p.batches {
+		if b.maxTimestamp >= ts && b.lastOffset >= p.logStart {
+			return max(b.baseOffset, p.logStart), b.maxTimestamp, true
+		}
+	}
+	return 0, 0, false
+}
+
+// MaxTimestamp returns the offset and timestamp of the batch with the
+// largest timestamp (the first such batch on ties); found is false for an
+// empty log.
+func (p *Partition) MaxTimestamp() (offset, timestamp int64, found bool) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	timestamp = -1
+	for _, b := range p.batches {
+		if b.lastOffset >= p.logStart && b.maxTimestamp > timestamp {
+			offset, timestamp, found = b.lastOffset, b.maxTimestamp, true
+		}
+	}
+	return offset, timestamp, found
+}

@@ -1,0 +1,188 @@
+// Package storage holds topics and their partition logs in memory, as the
+// record batches clients produced. It knows record batch headers (magic 2)
+// but no Kafka request or response: time comes in as an argument and errors
+// go out as the sentinels in errors.go.
+package storage
+
+import (
+	"crypto/rand"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+)
+
+// TopicID is a topic's 16-byte UUID, never all zero.
+type TopicID [16]byte
+
+// Topic is a named set of partitions with configuration overrides.
+type Topic struct {
+	Name string
+	ID   TopicID
+
+	mu         sync.RWMutex
+	partitions []*Partition
+	configs    map[string]string // overrides of the broker defaults, by Kafka property name
+}
+
+// Partitions returns the topic's partitions in index order.
+func (t *Topic) Partitions() []*Partition {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.partitions
+}
+
+// Partition returns partition i, or nil if the topic has no such partition.
+func (t *Topic) Partition(i int32) *Partition {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if i < 0 || int(i) >= len(t.partitions) {
+		return nil
+	}
+	return t.partitions[i]
+}
+
+// Configs returns a copy of the topic's configuration overrides.
+func (t *Topic) Configs() map[string]string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return maps.Clone(t.configs)
+}
+
+// Config returns one override and whether it is set.
+func (t *Topic) Config(name string) (string, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	v, ok := t.configs[name]
+	return v, ok
+}
+
+// SetConfigs replaces the topic's overrides. The caller has validated them.
+func (t *Topic) SetConfigs(configs map[string]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.configs = maps.Clone(configs)
+}
+
+// AddPartitions grows the topic to total partitions.
+func (t *Topic) AddPartitions(total int32) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if int(total) <= len(t.partitions) {
+		return fmt.Errorf("%w: topic %q has %d partitions, asked for %d", ErrInvalidPartitions, t.Name, len(t.partitions), total)
+	}
+	grown := slices.Clone(t.partitions)
+	for i := int32(len(grown)); i < total; i++ {
+		grown = append(grown, newPartition(t.Name, i))
+	}
+	t.partitions = grown // readers keep the old slice; it is never modified
+	return nil
+}
+
+// Store is the set of topics. It is safe for concurrent use.
+type Store struct {
+	mu     sync.RWMutex
+	byName map[string]*Topic
+	byID   map[TopicID]*Topic
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{byName: make(map[string]*Topic), byID: make(map[TopicID]*Topic)}
+}
+
+// Topic returns the named topic or nil.
+func (s *Store) Topic(name string) *Topic {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.byName[name]
+}
+
+// TopicByID returns the topic with the ID or nil.
+func (s *Store) TopicByID(id TopicID) *Topic {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.byID[id]
+}
+
+// Topics returns every topic, sorted by name.
+func (s *Store) Topics() []*Topic {
+	s.mu.RLock()
+	ts := slices.Collect(maps.Values(s.byName))
+	s.mu.RUnlock()
+	slices.SortFunc(ts, func(a, b *Topic) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	return ts
+}
+
+// CreateTopic adds a topic with the given partitions and overrides. The
+// name must be valid (ValidateTopicName) and the count positive.
+func (s *Store) CreateTopic(name string, partitions int32, configs map[string]string) (*Topic, error) {
+	if err := ValidateTopicName(name); err != nil {
+		return nil, err
+	}
+	if partitions <= 0 {
+		return nil, fmt.Errorf("%w: %d, must be at least 1", ErrInvalidPartitions, partitions)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byName[name]; ok {
+		return nil, fmt.Errorf("%w: %q", ErrTopicExists, name)
+	}
+	t := &Topic{Name: name, ID: s.newTopicIDLocked(), configs: maps.Clone(configs)}
+	for i := range partitions {
+		t.partitions = append(t.partitions, newPartition(name, i))
+	}
+	s.byName[name] = t
+	s.byID[t.ID] = t
+	return t, nil
+}
+
+// DeleteTopic removes the named topic.
+func (s *Store) DeleteTopic(name string) (*Topic, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byName[name]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, name)
+	}
+	delete(s.byName, name)
+	delete(s.byID, t.ID)
+	return t, nil
+}
+
+func (s *Store) newTopicIDLocked() TopicID {
+	for {
+		var id TopicID
+		_, _ = rand.Read(id[:]) // crypto/rand.Read never fails (Go 1.24+)
+		if _, taken := s.byID[id]; id != (TopicID{}) && !taken {
+			return id
+		}
+	}
+}
+
+// ValidateTopicName applies Kafka's topic name rules: 1 to 249 characters of
+// ASCII letters, digits, '.', '_' and '-', and not "." or "..".
+func ValidateTopicName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: the name is empty", ErrInvalidTopic)
+	case name == "." || name == "..":
+		return fmt.Errorf("%w: %q is not allowed", ErrInvalidTopic, name)
+	case len(name) > 249:
+		return fmt.Errorf("%w: %d characters, at most 249", ErrInvalidTopic, len(name))
+	}
+	for _, c := range []byte(name) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return fmt.Errorf("%w: %q contains %q; only ASCII letters, digits, '.', '_' and '-' are allowed", ErrInvalidTopic, name, c)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,70 @@
+// Package wire turns bytes into Kafka requests and Kafka responses into bytes.
+// It knows frames, request and response headers, and how kmsg decodes and
+// encodes bodies. It never touches a socket: every function works on an
+// io.Reader or a byte slice, so it is fuzzable and testable without a broker.
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultMaxFrameBytes is Kafka's socket.request.max.bytes default (100 MiB).
+const DefaultMaxFrameBytes = 104857600
+
+// Errors returned by ReadFrame. Each means the connection cannot continue:
+// the stream is no longer aligned on a frame boundary.
+var (
+	ErrFrameTooLarge  = errors.New("frame larger than socket.request.max.bytes")
+	ErrFrameSize      = errors.New("frame size must be positive")
+	ErrHTTPOnKafka    = errors.New("an HTTP request was sent to the Kafka port")
+	ErrTLSOnPlaintext = errors.New("a TLS handshake was sent to the plaintext Kafka port")
+)
+
+// ReadFrame reads one size-prefixed frame from r and returns its body (the
+// bytes after the 4-byte size). The size is checked against maxBytes before
+// anything is allocated, so a hostile prefix cannot make us allocate more
+// than the limit. A clean EOF before the first byte returns io.EOF; a frame
+// cut short returns io.ErrUnexpectedEOF.
+func ReadFrame(r io.Reader, maxBytes int32) ([]byte, error) {
+	var sizeBuf [4]byte
+	if _, err := io.ReadFull(r, sizeBuf[:]); err != nil {
+		return nil, err
+	}
+	size, err := ParseFrameSize(sizeBuf, maxBytes)
+	if err != nil {
+		return nil, err
+	}
+	body := make([]byte, size)
+	if _, err := io.ReadFull(r, body); err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return body, nil
+}
+
+// ParseFrameSize validates a 4-byte size prefix. It recognises the first
+// bytes of an HTTP request and of a TLS handshake, which are the two usual
+// ways a misconfigured client talks to a Kafka port, and says so.
+func ParseFrameSize(prefix [4]byte, maxBytes int32) (int32, error) {
+	switch {
+	case string(prefix[:]) == "GET " || string(prefix[:]) == "POST" ||
+		string(prefix[:]) == "HTTP" || string(prefix[:]) == "PUT " || string(prefix[:]) == "HEAD":
+		return 0, ErrHTTPOnKafka
+	case prefix[0] == 0x16 && prefix[1] == 0x03 && prefix[2] <= 0x04:
+		// A TLS record: handshake content type 22, version 3.x.
+		return 0, ErrTLSOnPlaintext
+	}
+	size := int32(binary.BigEndian.Uint32(prefix[:]))
+	if size <= 0 {
+		return 0, fmt.Errorf("%w: got %d", ErrFrameSize, size)
+	}
+	if size > maxBytes {
+		return 0, fmt.Errorf("%w: %d > %d", ErrFrameTooLarge, size, maxBytes)
+	}
+	return size, nil
+}
