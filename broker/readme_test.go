@@ -1,0 +1,82 @@
+package broker
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+var updateReadme = flag.Bool("update", false, "rewrite the generated sections of README.md")
+
+const readmePath = "../README.md"
+
+// The README's API table and configuration reference are generated from the
+// dispatch table and the property table, so they cannot drift: this test
+// fails when they differ, and -update rewrites them.
+func TestREADMEGeneratedSections(t *testing.T) {
+	raw, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(raw)
+	sections := map[string]string{
+		"api-table": apiTableMarkdown(),
+		"config":    configTableMarkdown(),
+	}
+	updated := readme
+	for name, want := range sections {
+		begin, end := "<!-- "+name+":begin -->\n", "<!-- "+name+":end -->"
+		i, j := strings.Index(updated, begin), strings.Index(updated, end)
+		if i < 0 || j < i {
+			t.Fatalf("README.md lacks the markers %q … %q", strings.TrimSpace(begin), end)
+		}
+		got := updated[i+len(begin) : j]
+		if got != want && !*updateReadme {
+			t.Errorf("README section %q is stale; run: go test ./broker -run TestREADMEGeneratedSections -update\nwant:\n%s", name, want)
+		}
+		updated = updated[:i+len(begin)] + want + updated[j:]
+	}
+	if *updateReadme && updated != readme {
+		if err := os.WriteFile(readmePath, []byte(updated), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func apiTableMarkdown() string {
+	var sb strings.Builder
+	sb.WriteString("| Key | API | Versions |\n|---:|---|---|\n")
+	for _, a := range apis {
+		if a == nil {
+			continue
+		}
+		fmt.Fprintf(&sb, "| %d | %s | %d–%d |\n", a.key, kmsg.NameForKey(a.key), a.minVersion, a.maxVersion)
+	}
+	return sb.String()
+}
+
+func configTableMarkdown() string {
+	var sb strings.Builder
+	for _, scope := range []struct {
+		scope propScope
+		title string
+	}{{scopeBroker, "Broker properties (`--config KEY=VALUE`)"}, {scopeTopic, "Topic properties (CreateTopics, AlterConfigs, IncrementalAlterConfigs)"}} {
+		fmt.Fprintf(&sb, "%s:\n\n| Property | Default | Meaning |\n|---|---|---|\n", scope.title)
+		for _, p := range properties {
+			if p.scope != scope.scope {
+				continue
+			}
+			def := "`" + p.def + "`"
+			if p.scope == scopeTopic {
+				def = "`" + p.synonym + "`"
+			}
+			fmt.Fprintf(&sb, "| `%s` | %s | %s |\n", p.name, def, p.doc)
+		}
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
