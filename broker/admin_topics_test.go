@@ -101,10 +101,10 @@ func TestAdminCreateTopics(t *testing.T) {
 	if resp.ID == (kadm.TopicID{}) || resp.NumPartitions != 3 || resp.ReplicationFactor != 1 {
 		t.Fatalf("response: %+v", resp)
 	}
-	if c := resp.Configs["retention.ms"]; c.MaybeValue() != "60000" || c.Source != kmsg.ConfigSourceDynamicTopicConfig {
+	if c := resp.Configs["retention.ms"]; cval(c) != "60000" || c.Source != kmsg.ConfigSourceDynamicTopicConfig {
 		t.Fatalf("retention.ms in response: %+v", c)
 	}
-	if c := resp.Configs["cleanup.policy"]; c.MaybeValue() != "delete" || c.Source != kmsg.ConfigSourceDefaultConfig {
+	if c := resp.Configs["cleanup.policy"]; cval(c) != "delete" || c.Source != kmsg.ConfigSourceDefaultConfig {
 		t.Fatalf("cleanup.policy in response: %+v", c)
 	}
 	mustCreate(t, ctx, adm, "default", -1, nil)
