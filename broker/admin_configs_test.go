@@ -352,6 +352,7 @@ func TestAdminAlterConfigsReplacesOverrides(t *testing.T) {
 		{name: "invalid value", resource: "replaced", configs: []kmsg.AlterConfigsRequestResourceConfig{config("retention.bytes", ptr("-5"))}, want: kerr.InvalidConfig},
 		{name: "null value", resource: "replaced", configs: []kmsg.AlterConfigsRequestResourceConfig{config("retention.ms", nil)}, want: kerr.InvalidRequest},
 		{name: "unknown topic", resource: "nope", want: kerr.UnknownTopicOrPartition},
+		{name: "invalid topic name", resource: "no/pe", want: kerr.InvalidTopicException},
 		{name: "broker config", typ: kmsg.ConfigResourceTypeBroker, resource: "0", configs: []kmsg.AlterConfigsRequestResourceConfig{config("num.partitions", ptr("2"))}, want: kerr.InvalidRequest},
 		{name: "another broker", typ: kmsg.ConfigResourceTypeBroker, resource: "1", want: kerr.InvalidRequest},
 		{name: "unknown resource type", typ: 99, resource: "x", want: kerr.InvalidRequest},
