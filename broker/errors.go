@@ -16,6 +16,8 @@ func codeFor(err error) int16 {
 		return 0
 	case errors.Is(err, storage.ErrUnknownTopic):
 		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, storage.ErrUnknownTopicID):
+		return kerr.UnknownTopicID.Code
 	case errors.Is(err, storage.ErrTopicExists):
 		return kerr.TopicAlreadyExists.Code
 	case errors.Is(err, storage.ErrInvalidTopic):
@@ -44,14 +46,23 @@ func codeFor(err error) int16 {
 		return kerr.InvalidConfig.Code
 	case errors.Is(err, errInvalidRequest):
 		return kerr.InvalidRequest.Code
+	case errors.Is(err, errInvalidReplicationFactor):
+		return kerr.InvalidReplicationFactor.Code
+	case errors.Is(err, errInvalidReplicaAssignment):
+		return kerr.InvalidReplicaAssignment.Code
+	case errors.Is(err, errMismatchedEndpointType):
+		return kerr.MismatchedEndpointType.Code
 	}
 	return kerr.UnknownServerError.Code
 }
 
 // Errors the broker itself raises while validating requests.
 var (
-	errInvalidConfig  = errors.New("invalid configuration")
-	errInvalidRequest = errors.New("invalid request")
+	errInvalidConfig            = errors.New("invalid configuration")
+	errInvalidRequest           = errors.New("invalid request")
+	errInvalidReplicationFactor = errors.New("invalid replication factor")
+	errInvalidReplicaAssignment = errors.New("invalid replica assignment")
+	errMismatchedEndpointType   = errors.New("mismatched endpoint type")
 )
 
 // errMessage returns a response's ErrorMessage for err: nil for success.

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // A property is one Kafka configuration name the broker honours, with
@@ -18,9 +20,11 @@ type property struct {
 	kind     propKind
 	scope    propScope
 	synonym  string   // topic scope: the broker property that supplies the default
-	enum     []string // kindEnum: the accepted values
+	enum     []string // kindEnum: the accepted values; kindList: the accepted items
 	min, max int64    // kindInt, kindLong: inclusive bounds
-	doc      string
+	// kindDouble: inclusive bounds.
+	minFloat, maxFloat float64
+	doc                string
 }
 
 type propKind int8
@@ -31,6 +35,8 @@ const (
 	kindBool
 	kindString
 	kindEnum
+	kindList   // comma-separated items, each one of enum
+	kindDouble // a decimal number within [minFloat, maxFloat]
 )
 
 type propScope int8
@@ -50,8 +56,31 @@ func (k propKind) String() string {
 		return "BOOLEAN"
 	case kindEnum, kindString:
 		return "STRING"
+	case kindList:
+		return "LIST"
+	case kindDouble:
+		return "DOUBLE"
 	}
 	return "UNKNOWN"
+}
+
+// configType is the kind as DescribeConfigs (v3+) reports it.
+func (k propKind) configType() kmsg.ConfigType {
+	switch k {
+	case kindInt:
+		return kmsg.ConfigTypeInt
+	case kindLong:
+		return kmsg.ConfigTypeLong
+	case kindBool:
+		return kmsg.ConfigTypeBoolean
+	case kindEnum, kindString:
+		return kmsg.ConfigTypeString
+	case kindList:
+		return kmsg.ConfigTypeList
+	case kindDouble:
+		return kmsg.ConfigTypeDouble
+	}
+	return 0
 }
 
 const (
@@ -84,7 +113,7 @@ var properties = []property{
 		doc: "How often retention is applied to every partition."},
 	{name: "log.message.timestamp.type", def: "CreateTime", kind: kindEnum, scope: scopeBroker, enum: []string{"CreateTime", "LogAppendTime"},
 		doc: "Default of message.timestamp.type."},
-	{name: "log.cleanup.policy", def: "delete", kind: kindEnum, scope: scopeBroker, enum: []string{"delete", "compact", "compact,delete", "delete,compact"},
+	{name: "log.cleanup.policy", def: "delete", kind: kindList, scope: scopeBroker, enum: cleanupPolicies,
 		doc: "Default of cleanup.policy. Compaction is not performed; the value is stored and reported."},
 	{name: "log.segment.bytes", def: "1073741824", kind: kindInt, scope: scopeBroker, min: 1048576, max: int32Max,
 		doc: "Default of segment.bytes. Stored and reported; logs are kept in memory."},
@@ -92,6 +121,36 @@ var properties = []property{
 		doc: "Default of the topic property; a single node is always in sync."},
 	{name: "compression.type", def: "producer", kind: kindEnum, scope: scopeBroker, enum: []string{"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
 		doc: "Default of the topic property. Batches are stored as produced."},
+	{name: "log.roll.ms", def: "604800000", kind: kindLong, scope: scopeBroker, min: 1, max: int64Max,
+		doc: "Default of segment.ms (7 days, what Kafka derives from log.roll.hours). Stored and reported; logs are not segmented."},
+	{name: "log.roll.jitter.ms", def: "0", kind: kindLong, scope: scopeBroker, min: 0, max: int64Max,
+		doc: "Default of segment.jitter.ms. Stored and reported; logs are not segmented."},
+	{name: "log.index.size.max.bytes", def: "10485760", kind: kindInt, scope: scopeBroker, min: 4, max: int32Max,
+		doc: "Default of segment.index.bytes. Stored and reported; there are no index files."},
+	{name: "log.index.interval.bytes", def: "4096", kind: kindInt, scope: scopeBroker, min: 0, max: int32Max,
+		doc: "Default of index.interval.bytes. Stored and reported; there are no index files."},
+	{name: "log.cleaner.min.compaction.lag.ms", def: "0", kind: kindLong, scope: scopeBroker, min: 0, max: int64Max,
+		doc: "Default of min.compaction.lag.ms. Stored and reported; compaction is not performed."},
+	{name: "log.cleaner.max.compaction.lag.ms", def: "9223372036854775807", kind: kindLong, scope: scopeBroker, min: 1, max: int64Max,
+		doc: "Default of max.compaction.lag.ms. Stored and reported; compaction is not performed."},
+	{name: "log.cleaner.delete.retention.ms", def: "86400000", kind: kindLong, scope: scopeBroker, min: 0, max: int64Max,
+		doc: "Default of delete.retention.ms (1 day). Stored and reported; compaction is not performed."},
+	{name: "log.cleaner.min.cleanable.ratio", def: "0.5", kind: kindDouble, scope: scopeBroker, minFloat: 0, maxFloat: 1,
+		doc: "Default of min.cleanable.dirty.ratio. Stored and reported; compaction is not performed."},
+	{name: "unclean.leader.election.enable", def: "false", kind: kindBool, scope: scopeBroker,
+		doc: "Default of the topic property. Stored and reported; a single node has no other replica to elect."},
+	{name: "log.message.timestamp.before.max.ms", def: "9223372036854775807", kind: kindLong, scope: scopeBroker, min: 0, max: int64Max,
+		doc: "Default of message.timestamp.before.max.ms. Stored and reported; produce does not check it."},
+	{name: "log.message.timestamp.after.max.ms", def: "3600000", kind: kindLong, scope: scopeBroker, min: 0, max: int64Max,
+		doc: "Default of message.timestamp.after.max.ms (1 hour, Kafka 4's default). Stored and reported; produce does not check it."},
+	{name: "log.flush.interval.messages", def: "9223372036854775807", kind: kindLong, scope: scopeBroker, min: 1, max: int64Max,
+		doc: "Default of flush.messages. Stored and reported; logs are kept in memory."},
+	{name: "log.flush.interval.ms", def: "9223372036854775807", kind: kindLong, scope: scopeBroker, min: 0, max: int64Max,
+		doc: "Default of flush.ms. Stored and reported; logs are kept in memory."},
+	{name: "log.segment.delete.delay.ms", def: "60000", kind: kindLong, scope: scopeBroker, min: 0, max: int64Max,
+		doc: "Default of file.delete.delay.ms. Stored and reported; deleted records are dropped at once."},
+	{name: "log.preallocate", def: "false", kind: kindBool, scope: scopeBroker,
+		doc: "Default of preallocate. Stored and reported; logs are kept in memory."},
 
 	// Topic.
 	{name: "retention.ms", kind: kindLong, scope: scopeTopic, synonym: "log.retention.ms", min: -1, max: int64Max,
@@ -102,15 +161,48 @@ var properties = []property{
 		doc: "Largest record batch accepted for the topic."},
 	{name: "message.timestamp.type", kind: kindEnum, scope: scopeTopic, synonym: "log.message.timestamp.type", enum: []string{"CreateTime", "LogAppendTime"},
 		doc: "LogAppendTime stamps each batch with the broker's clock on append."},
-	{name: "cleanup.policy", kind: kindEnum, scope: scopeTopic, synonym: "log.cleanup.policy", enum: []string{"delete", "compact", "compact,delete", "delete,compact"},
+	{name: "cleanup.policy", kind: kindList, scope: scopeTopic, synonym: "log.cleanup.policy", enum: cleanupPolicies,
 		doc: "Stored and reported; compaction is not performed."},
-	{name: "segment.bytes", kind: kindInt, scope: scopeTopic, synonym: "log.segment.bytes", min: 14, max: int32Max,
+	{name: "segment.bytes", kind: kindInt, scope: scopeTopic, synonym: "log.segment.bytes", min: 1048576, max: int32Max,
 		doc: "Stored and reported; logs are kept in memory."},
 	{name: "min.insync.replicas", kind: kindInt, scope: scopeTopic, synonym: "min.insync.replicas", min: 1, max: int32Max,
 		doc: "Stored and reported; a single node is always in sync."},
 	{name: "compression.type", kind: kindEnum, scope: scopeTopic, synonym: "compression.type", enum: []string{"producer", "uncompressed", "gzip", "snappy", "lz4", "zstd"},
 		doc: "Stored and reported; batches are stored as produced."},
+	{name: "segment.ms", kind: kindLong, scope: scopeTopic, synonym: "log.roll.ms", min: 1, max: int64Max,
+		doc: "Stored and reported; logs are not segmented."},
+	{name: "segment.jitter.ms", kind: kindLong, scope: scopeTopic, synonym: "log.roll.jitter.ms", min: 0, max: int64Max,
+		doc: "Stored and reported; logs are not segmented."},
+	{name: "segment.index.bytes", kind: kindInt, scope: scopeTopic, synonym: "log.index.size.max.bytes", min: 4, max: int32Max,
+		doc: "Stored and reported; there are no index files."},
+	{name: "index.interval.bytes", kind: kindInt, scope: scopeTopic, synonym: "log.index.interval.bytes", min: 0, max: int32Max,
+		doc: "Stored and reported; there are no index files."},
+	{name: "min.compaction.lag.ms", kind: kindLong, scope: scopeTopic, synonym: "log.cleaner.min.compaction.lag.ms", min: 0, max: int64Max,
+		doc: "Stored and reported; compaction is not performed."},
+	{name: "max.compaction.lag.ms", kind: kindLong, scope: scopeTopic, synonym: "log.cleaner.max.compaction.lag.ms", min: 1, max: int64Max,
+		doc: "Stored and reported; compaction is not performed."},
+	{name: "delete.retention.ms", kind: kindLong, scope: scopeTopic, synonym: "log.cleaner.delete.retention.ms", min: 0, max: int64Max,
+		doc: "Stored and reported; compaction is not performed, so there are no tombstones to expire."},
+	{name: "min.cleanable.dirty.ratio", kind: kindDouble, scope: scopeTopic, synonym: "log.cleaner.min.cleanable.ratio", minFloat: 0, maxFloat: 1,
+		doc: "Stored and reported; compaction is not performed."},
+	{name: "unclean.leader.election.enable", kind: kindBool, scope: scopeTopic, synonym: "unclean.leader.election.enable",
+		doc: "Stored and reported; a single node has no other replica to elect."},
+	{name: "message.timestamp.before.max.ms", kind: kindLong, scope: scopeTopic, synonym: "log.message.timestamp.before.max.ms", min: 0, max: int64Max,
+		doc: "Stored and reported; produce does not check it."},
+	{name: "message.timestamp.after.max.ms", kind: kindLong, scope: scopeTopic, synonym: "log.message.timestamp.after.max.ms", min: 0, max: int64Max,
+		doc: "Stored and reported; produce does not check it."},
+	{name: "flush.messages", kind: kindLong, scope: scopeTopic, synonym: "log.flush.interval.messages", min: 1, max: int64Max,
+		doc: "Stored and reported; logs are kept in memory."},
+	{name: "flush.ms", kind: kindLong, scope: scopeTopic, synonym: "log.flush.interval.ms", min: 0, max: int64Max,
+		doc: "Stored and reported; logs are kept in memory."},
+	{name: "file.delete.delay.ms", kind: kindLong, scope: scopeTopic, synonym: "log.segment.delete.delay.ms", min: 0, max: int64Max,
+		doc: "Stored and reported; deleted records are dropped at once."},
+	{name: "preallocate", kind: kindBool, scope: scopeTopic, synonym: "log.preallocate",
+		doc: "Stored and reported; logs are kept in memory."},
 }
+
+// cleanupPolicies are the items cleanup.policy may list.
+var cleanupPolicies = []string{"delete", "compact"}
 
 // lookupProperty finds a property by name and scope.
 func lookupProperty(name string, scope propScope) (*property, bool) {
@@ -145,8 +237,41 @@ func (p *property) validate(value string) error {
 		if !slices.Contains(p.enum, strings.TrimSpace(value)) {
 			return fmt.Errorf("%s: %q is not one of %s", p.name, value, strings.Join(p.enum, ", "))
 		}
+	case kindList:
+		items := splitList(value)
+		if len(items) == 0 {
+			return fmt.Errorf("%s: the list is empty; give one or more of %s", p.name, strings.Join(p.enum, ", "))
+		}
+		for i, item := range items {
+			if !slices.Contains(p.enum, item) {
+				return fmt.Errorf("%s: %q is not one of %s", p.name, item, strings.Join(p.enum, ", "))
+			}
+			if slices.Contains(items[:i], item) {
+				return fmt.Errorf("%s: %q is listed twice", p.name, item)
+			}
+		}
+	case kindDouble:
+		f, err := strconv.ParseFloat(strings.TrimSpace(value), 64)
+		if err != nil {
+			return fmt.Errorf("%s: %q is not a number", p.name, value)
+		}
+		if !(f >= p.minFloat && f <= p.maxFloat) { // also rejects NaN
+			return fmt.Errorf("%s: %v is outside [%v, %v]", p.name, f, p.minFloat, p.maxFloat)
+		}
 	}
 	return nil
+}
+
+// splitList splits a list value at commas, trimming spaces and dropping
+// empty items, as Kafka parses its LIST properties.
+func splitList(value string) []string {
+	var items []string
+	for item := range strings.SplitSeq(value, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			items = append(items, item)
+		}
+	}
+	return items
 }
 
 // brokerProps is the validated set of broker properties: every property of

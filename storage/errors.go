@@ -7,6 +7,7 @@ import "errors"
 // a message that says what was wrong.
 var (
 	ErrUnknownTopic          = errors.New("unknown topic or partition")
+	ErrUnknownTopicID        = errors.New("unknown topic ID")
 	ErrTopicExists           = errors.New("topic already exists")
 	ErrInvalidTopic          = errors.New("invalid topic name")
 	ErrInvalidPartitions     = errors.New("invalid number of partitions")

@@ -64,6 +64,21 @@ func (t *Topic) SetConfigs(configs map[string]string) {
 	t.configs = maps.Clone(configs)
 }
 
+// UpdateConfigs replaces the topic's overrides with what update returns
+// when given a copy of the current ones; if update fails nothing changes.
+// Concurrent updates are applied one after the other, so an incremental
+// change is never lost to another.
+func (t *Topic) UpdateConfigs(update func(current map[string]string) (map[string]string, error)) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	next, err := update(maps.Clone(t.configs))
+	if err != nil {
+		return err
+	}
+	t.configs = maps.Clone(next)
+	return nil
+}
+
 // AddPartitions grows the topic to total partitions.
 func (t *Topic) AddPartitions(total int32) error {
 	t.mu.Lock()
@@ -155,6 +170,19 @@ func (s *Store) DeleteTopic(name string) (*Topic, error) {
 	}
 	delete(s.byName, name)
 	delete(s.byID, t.ID)
+	return t, nil
+}
+
+// DeleteTopicByID removes the topic with the ID.
+func (s *Store) DeleteTopicByID(id TopicID) (*Topic, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.byID[id]
+	if t == nil {
+		return nil, fmt.Errorf("%w: %x", ErrUnknownTopicID, id[:])
+	}
+	delete(s.byName, t.Name)
+	delete(s.byID, id)
 	return t, nil
 }
 

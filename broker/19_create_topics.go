@@ -1,0 +1,153 @@
+package broker
+
+// CreateTopics (key 19), v2-v7.
+//
+//   - NumPartitions -1 means num.partitions; 0 or below -1 answers
+//     INVALID_PARTITIONS.
+//   - ReplicationFactor -1 or 1 is accepted (one node holds the one
+//     replica); 0 or below -1, or above 1, answers INVALID_REPLICATION_FACTOR.
+//   - Explicit Assignments need NumPartitions and ReplicationFactor of -1
+//     (else INVALID_REQUEST), partitions numbered 0..n-1, and every replica
+//     list exactly [our node ID]; anything else is INVALID_REPLICA_ASSIGNMENT.
+//   - A bad name answers INVALID_TOPIC_EXCEPTION, an existing topic
+//     TOPIC_ALREADY_EXISTS, an unknown or invalid config INVALID_CONFIG
+//     naming the property, a name given twice INVALID_REQUEST (once).
+//   - ValidateOnly checks everything and creates nothing.
+//   - v5+: a created (or validated) topic reports its partition count,
+//     replication factor and every topic config with its source; v7 adds
+//     the topic ID (zero under ValidateOnly: nothing was created).
+//   - Every error carries an ErrorMessage (v1+).
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+func init() { register(19, 2, 7, handleCreateTopics) }
+
+func handleCreateTopics(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	counts := make(map[string]int, len(req.Topics))
+	for _, rt := range req.Topics {
+		counts[rt.Topic]++
+	}
+	answered := make(map[string]bool, len(req.Topics))
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		if answered[rt.Topic] {
+			continue
+		}
+		answered[rt.Topic] = true
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		var err error
+		if counts[rt.Topic] > 1 {
+			err = fmt.Errorf("%w: topic %q appears %d times in the request", errInvalidRequest, rt.Topic, counts[rt.Topic])
+		} else {
+			err = b.createTopic(rt, req.ValidateOnly, &st)
+		}
+		if err != nil {
+			st.ErrorCode, st.ErrorMessage = codeFor(err), errMessage(err)
+			st.NumPartitions, st.ReplicationFactor = -1, -1
+			st.Configs, st.TopicID = nil, [16]byte{}
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+// createTopic validates one topic and, unless validateOnly, creates it,
+// filling st's v5+ fields.
+func (b *Broker) createTopic(rt *kmsg.CreateTopicsRequestTopic, validateOnly bool, st *kmsg.CreateTopicsResponseTopic) error {
+	if err := storage.ValidateTopicName(rt.Topic); err != nil {
+		return err
+	}
+	if b.store.Topic(rt.Topic) != nil {
+		return fmt.Errorf("%w: topic %q already exists", storage.ErrTopicExists, rt.Topic)
+	}
+	partitions, err := b.newTopicPartitions(rt)
+	if err != nil {
+		return err
+	}
+	configs := make(map[string]string, len(rt.Configs))
+	for _, c := range rt.Configs {
+		if c.Value == nil {
+			return fmt.Errorf("%w: null value for topic config %s", errInvalidConfig, c.Name)
+		}
+		configs[c.Name] = *c.Value
+	}
+	if err := validateTopicConfigs(configs); err != nil {
+		return err
+	}
+
+	if !validateOnly {
+		t, err := b.store.CreateTopic(rt.Topic, partitions, configs)
+		if err != nil {
+			return err // a concurrent create of the same name
+		}
+		st.TopicID = t.ID
+		b.log.Info("topic created", attrTopic, t.Name, "partitions", partitions)
+	}
+	st.NumPartitions, st.ReplicationFactor = partitions, 1
+	for _, e := range b.topicConfigEntries(configs) {
+		c := kmsg.NewCreateTopicsResponseTopicConfig()
+		c.Name = e.prop.name
+		c.Value = &e.value
+		c.ReadOnly = e.readOnly
+		c.Source = int8(e.source)
+		st.Configs = append(st.Configs, c)
+	}
+	return nil
+}
+
+// newTopicPartitions checks the partition count, replication factor and
+// assignments of a new topic and returns its partition count.
+func (b *Broker) newTopicPartitions(rt *kmsg.CreateTopicsRequestTopic) (int32, error) {
+	if len(rt.ReplicaAssignment) > 0 {
+		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
+			return 0, fmt.Errorf("%w: a manual partition assignment was given, so NumPartitions and ReplicationFactor must be -1", errInvalidRequest)
+		}
+		indexes := make([]int32, 0, len(rt.ReplicaAssignment))
+		for _, a := range rt.ReplicaAssignment {
+			if err := b.checkReplicas(a.Partition, a.Replicas); err != nil {
+				return 0, err
+			}
+			indexes = append(indexes, a.Partition)
+		}
+		slices.Sort(indexes)
+		for i, p := range indexes {
+			if p != int32(i) {
+				return 0, fmt.Errorf("%w: assigned partitions must be numbered 0 to %d, each once", errInvalidReplicaAssignment, len(indexes)-1)
+			}
+		}
+		return int32(len(indexes)), nil
+	}
+	partitions := rt.NumPartitions
+	switch {
+	case partitions == -1:
+		partitions = b.cfg.props.int32("num.partitions")
+	case partitions <= 0:
+		return 0, fmt.Errorf("%w: %d; give a positive count or -1 for num.partitions", storage.ErrInvalidPartitions, partitions)
+	}
+	switch rf := rt.ReplicationFactor; {
+	case rf == 0 || rf < -1:
+		return 0, fmt.Errorf("%w: %d; give a positive factor or -1 for the default", errInvalidReplicationFactor, rf)
+	case rf > 1:
+		return 0, fmt.Errorf("%w: %d replicas cannot be placed: the cluster has 1 broker", errInvalidReplicationFactor, rf)
+	}
+	return partitions, nil
+}
+
+// checkReplicas accepts a partition's replica list only if it is exactly
+// our node: the one broker holds the one replica.
+func (b *Broker) checkReplicas(partition int32, replicas []int32) error {
+	if len(replicas) != 1 || replicas[0] != b.cfg.NodeID {
+		return fmt.Errorf("%w: partition %d is assigned to brokers %v; the only broker is %d", errInvalidReplicaAssignment, partition, replicas, b.cfg.NodeID)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package broker
+
+// DeleteTopics (key 20), v1-v6.
+//
+//   - Topics are named in TopicNames (v1-v5) or in Topics (v6), each by
+//     name or, with a null name, by topic ID.
+//   - An unknown name answers UNKNOWN_TOPIC_OR_PARTITION, an unknown ID
+//     UNKNOWN_TOPIC_ID, a zero ID INVALID_REQUEST, and a name or ID given
+//     twice INVALID_REQUEST (once).
+//   - With delete.topic.enable=false every topic answers
+//     TOPIC_DELETION_DISABLED, or INVALID_REQUEST before v3 (that code did
+//     not exist yet), as Kafka's ControllerApis.deleteTopics does.
+//   - A deleted topic's records are gone at once; its name can be reused.
+//   - ErrorMessage from v5; TopicID in the answer from v6.
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+func init() { register(20, 1, 6, handleDeleteTopics) }
+
+func handleDeleteTopics(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.DeleteTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	targets := req.Topics
+	if req.Version < 6 {
+		targets = nil
+		for _, name := range req.TopicNames {
+			t := kmsg.NewDeleteTopicsRequestTopic()
+			t.Topic = &name
+			targets = append(targets, t)
+		}
+	}
+	names := make(map[string]int)
+	ids := make(map[storage.TopicID]int)
+	for _, rt := range targets {
+		if rt.Topic != nil {
+			names[*rt.Topic]++
+		} else {
+			ids[rt.TopicID]++
+		}
+	}
+	answeredName := make(map[string]bool)
+	answeredID := make(map[storage.TopicID]bool)
+	for _, rt := range targets {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		var err error
+		switch {
+		case rt.Topic != nil && answeredName[*rt.Topic], rt.Topic == nil && answeredID[rt.TopicID]:
+			continue
+		case rt.Topic != nil && names[*rt.Topic] > 1:
+			answeredName[*rt.Topic] = true
+			err = fmt.Errorf("%w: topic %q appears %d times in the request", errInvalidRequest, *rt.Topic, names[*rt.Topic])
+		case rt.Topic == nil && ids[rt.TopicID] > 1:
+			answeredID[rt.TopicID] = true
+			err = fmt.Errorf("%w: topic ID %x appears %d times in the request", errInvalidRequest, rt.TopicID[:], ids[rt.TopicID])
+		case rt.Topic == nil && rt.TopicID == [16]byte{}:
+			err = fmt.Errorf("%w: neither a topic name nor a topic ID was given", errInvalidRequest)
+		case !b.cfg.props.bool("delete.topic.enable"):
+			err = fmt.Errorf("%w (delete.topic.enable=false)", storage.ErrTopicDeletionDisabled)
+			if req.Version < 3 {
+				err = fmt.Errorf("%w: topic deletion is disabled (delete.topic.enable=false)", errInvalidRequest)
+			}
+		default:
+			var t *storage.Topic
+			if rt.Topic != nil {
+				t, err = b.store.DeleteTopic(*rt.Topic)
+			} else {
+				t, err = b.store.DeleteTopicByID(rt.TopicID)
+			}
+			if err == nil {
+				name := t.Name
+				st.Topic, st.TopicID = &name, t.ID
+				b.log.Info("topic deleted", attrTopic, t.Name)
+			}
+		}
+		if err != nil {
+			st.ErrorCode, st.ErrorMessage = codeFor(err), errMessage(err)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

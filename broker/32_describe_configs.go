@@ -1,0 +1,118 @@
+package broker
+
+// DescribeConfigs (key 32), v1-v4.
+//
+//   - TOPIC (2) resources: every topic property of the property table, with
+//     its effective value and source: DYNAMIC_TOPIC_CONFIG for the topic's
+//     override, else its broker synonym's STATIC_BROKER_CONFIG (set with
+//     --config) or DEFAULT_CONFIG. Topic configs are never read-only.
+//   - BROKER (4) resources: named by our node ID, every broker property,
+//     STATIC_BROKER_CONFIG or DEFAULT_CONFIG, all read-only: this broker has
+//     no dynamic configuration. The empty name asks for the cluster-wide
+//     dynamic defaults, of which there are none, so it answers no configs
+//     (as Kafka with none set). Any other name answers INVALID_REQUEST, as
+//     Kafka does for another broker's ID or a non-numeric name.
+//   - Other resource types answer INVALID_REQUEST; an unknown topic
+//     UNKNOWN_TOPIC_OR_PARTITION, an invalid topic name
+//     INVALID_TOPIC_EXCEPTION.
+//   - ConfigNames null means all; named configs we do not know are left
+//     out, as Kafka does.
+//   - IncludeSynonyms lists, in order of precedence, every place that can
+//     supply the value (the override, the static broker setting, the
+//     default) under its own property name.
+//   - v3+: ConfigType always; Documentation when IncludeDocumentation.
+//   - Nothing is sensitive.
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+func init() { register(32, 1, 4, handleDescribeConfigs) }
+
+func handleDescribeConfigs(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.DescribeConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	for _, rr := range req.Resources {
+		sr := kmsg.NewDescribeConfigsResponseResource()
+		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		entries, err := b.describeResource(rr.ResourceType, rr.ResourceName)
+		if err != nil {
+			sr.ErrorCode, sr.ErrorMessage = codeFor(err), errMessage(err)
+			resp.Resources = append(resp.Resources, sr)
+			continue
+		}
+		for _, e := range entries {
+			if rr.ConfigNames != nil && !slices.Contains(rr.ConfigNames, e.prop.name) {
+				continue
+			}
+			sr.Configs = append(sr.Configs, describedConfig(req, e))
+		}
+		resp.Resources = append(resp.Resources, sr)
+	}
+	return resp, nil
+}
+
+func (b *Broker) describeResource(typ kmsg.ConfigResourceType, name string) ([]configEntry, error) {
+	switch typ {
+	case kmsg.ConfigResourceTypeTopic:
+		if err := storage.ValidateTopicName(name); err != nil {
+			return nil, err
+		}
+		t := b.store.Topic(name)
+		if t == nil {
+			return nil, fmt.Errorf("%w: %q", storage.ErrUnknownTopic, name)
+		}
+		return b.topicConfigEntries(t.Configs()), nil
+	case kmsg.ConfigResourceTypeBroker:
+		clusterDefault, err := b.checkBrokerResource(name)
+		if err != nil || clusterDefault {
+			return nil, err
+		}
+		return b.brokerConfigEntries(), nil
+	}
+	return nil, fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2) and BROKER (4) are", errInvalidRequest, typ, int8(typ))
+}
+
+// checkBrokerResource accepts a BROKER resource name: our node ID, or the
+// empty name of the cluster-wide defaults (clusterDefault true). Anything
+// else is INVALID_REQUEST, as in Kafka's ConfigAdminManager.
+func (b *Broker) checkBrokerResource(name string) (clusterDefault bool, err error) {
+	if name == "" {
+		return true, nil
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return false, fmt.Errorf("%w: broker resource name %q is not a broker ID", errInvalidRequest, name)
+	}
+	if int32(id) != b.cfg.NodeID {
+		return false, fmt.Errorf("%w: unexpected broker ID %d; this broker is %d (or use the empty name for cluster-wide defaults)", errInvalidRequest, id, b.cfg.NodeID)
+	}
+	return false, nil
+}
+
+func describedConfig(req *kmsg.DescribeConfigsRequest, e configEntry) kmsg.DescribeConfigsResponseResourceConfig {
+	c := kmsg.NewDescribeConfigsResponseResourceConfig()
+	c.Name = e.prop.name
+	c.Value = &e.value
+	c.ReadOnly = e.readOnly
+	c.IsDefault = e.source == kmsg.ConfigSourceDefaultConfig
+	c.Source = e.source
+	c.ConfigType = e.prop.kind.configType()
+	if req.IncludeSynonyms {
+		for _, s := range e.synonyms {
+			syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+			syn.Name, syn.Value, syn.Source = s.name, &s.value, s.source
+			c.ConfigSynonyms = append(c.ConfigSynonyms, syn)
+		}
+	}
+	if req.IncludeDocumentation {
+		c.Documentation = &e.prop.doc
+	}
+	return c
+}

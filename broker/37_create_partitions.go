@@ -1,0 +1,83 @@
+package broker
+
+// CreatePartitions (key 37), v0-v3.
+//
+//   - Count is the new total. It must exceed the current count, else
+//     INVALID_PARTITIONS with both numbers in the message.
+//   - An unknown topic answers UNKNOWN_TOPIC_OR_PARTITION, a name given
+//     twice INVALID_REQUEST (once).
+//   - Assignment, if given, must hold one replica list per new partition,
+//     each exactly [our node ID]; else INVALID_REPLICA_ASSIGNMENT.
+//   - ValidateOnly checks everything and adds nothing.
+//   - New partitions start empty at offset 0.
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+func init() { register(37, 0, 3, handleCreatePartitions) }
+
+func handleCreatePartitions(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.CreatePartitionsRequest)
+	resp := req.ResponseKind().(*kmsg.CreatePartitionsResponse)
+	counts := make(map[string]int, len(req.Topics))
+	for _, rt := range req.Topics {
+		counts[rt.Topic]++
+	}
+	answered := make(map[string]bool, len(req.Topics))
+	for _, rt := range req.Topics {
+		if answered[rt.Topic] {
+			continue
+		}
+		answered[rt.Topic] = true
+		st := kmsg.NewCreatePartitionsResponseTopic()
+		st.Topic = rt.Topic
+		var err error
+		if counts[rt.Topic] > 1 {
+			err = fmt.Errorf("%w: topic %q appears %d times in the request", errInvalidRequest, rt.Topic, counts[rt.Topic])
+		} else {
+			err = b.createPartitions(&rt, req.ValidateOnly)
+		}
+		if err != nil {
+			st.ErrorCode, st.ErrorMessage = codeFor(err), errMessage(err)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (b *Broker) createPartitions(rt *kmsg.CreatePartitionsRequestTopic, validateOnly bool) error {
+	t := b.store.Topic(rt.Topic)
+	if t == nil {
+		return fmt.Errorf("%w: %q", storage.ErrUnknownTopic, rt.Topic)
+	}
+	current := int32(len(t.Partitions()))
+	switch {
+	case rt.Count < current:
+		return fmt.Errorf("%w: topic %q has %d partitions; %d would not be an increase", storage.ErrInvalidPartitions, rt.Topic, current, rt.Count)
+	case rt.Count == current:
+		return fmt.Errorf("%w: topic %q already has %d partitions", storage.ErrInvalidPartitions, rt.Topic, current)
+	}
+	if rt.Assignment != nil {
+		if added := rt.Count - current; int32(len(rt.Assignment)) != added {
+			return fmt.Errorf("%w: %d partitions would be added but %d assignments were given", errInvalidReplicaAssignment, added, len(rt.Assignment))
+		}
+		for i, a := range rt.Assignment {
+			if err := b.checkReplicas(current+int32(i), a.Replicas); err != nil {
+				return err
+			}
+		}
+	}
+	if validateOnly {
+		return nil
+	}
+	if err := t.AddPartitions(rt.Count); err != nil {
+		return err // a concurrent CreatePartitions got there first
+	}
+	b.log.Info("partitions added", attrTopic, rt.Topic, "partitions", rt.Count)
+	return nil
+}

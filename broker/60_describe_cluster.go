@@ -1,0 +1,52 @@
+package broker
+
+// DescribeCluster (key 60), v0-v2.
+//
+//   - One broker, this node, at the advertised address of the listener the
+//     client connected to; it is also the controller. The cluster ID is the
+//     configured one.
+//   - v1: EndpointType other than 1 (brokers) answers
+//     MISMATCHED_ENDPOINT_TYPE: we are a broker endpoint, and we never serve
+//     the controller endpoint.
+//   - v2: IncludeFencedBrokers changes nothing; our one broker is never
+//     fenced.
+//   - IncludeClusterAuthorizedOperations answers every cluster operation:
+//     there are no ACLs. Otherwise the field is INT32_MIN, as Kafka sends.
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const endpointTypeBrokers = 1
+
+// clusterOperations is the bit set of every ACL operation that applies to
+// the cluster resource: ALTER (7), DESCRIBE (8), CLUSTER_ACTION (9),
+// DESCRIBE_CONFIGS (10), ALTER_CONFIGS (11), IDEMPOTENT_WRITE (12) and
+// CREATE (5).
+const clusterOperations int32 = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
+
+func init() { register(60, 0, 2, handleDescribeCluster) }
+
+func handleDescribeCluster(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.DescribeClusterRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.EndpointType = endpointTypeBrokers
+	if req.Version >= 1 && req.EndpointType != endpointTypeBrokers {
+		err := fmt.Errorf("%w: the request asked for endpoint type %d, but this is a broker endpoint (type %d)", errMismatchedEndpointType, req.EndpointType, endpointTypeBrokers)
+		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
+		return resp, nil
+	}
+	resp.ClusterID = b.cfg.ClusterID
+	resp.ControllerID = b.cfg.NodeID
+	broker := kmsg.NewDescribeClusterResponseBroker()
+	broker.NodeID, broker.Host, broker.Port = b.cfg.NodeID, r.conn.l.advertiseHost, r.conn.l.advertisePort
+	resp.Brokers = append(resp.Brokers, broker)
+	resp.ClusterAuthorizedOperations = math.MinInt32
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterOperations
+	}
+	return resp, nil
+}

@@ -1,0 +1,94 @@
+package broker
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestPropertyTable checks the table itself: unique names per scope, every
+// default passing its own validation, and every topic property naming a
+// broker synonym of the same kind whose default is its default.
+func TestPropertyTable(t *testing.T) {
+	seen := make(map[string]bool)
+	for _, p := range properties {
+		key := p.name + "/" + map[propScope]string{scopeBroker: "broker", scopeTopic: "topic"}[p.scope]
+		if seen[key] {
+			t.Errorf("%s: listed twice", key)
+		}
+		seen[key] = true
+		if p.doc == "" {
+			t.Errorf("%s: no doc", key)
+		}
+		if p.kind.configType() == 0 {
+			t.Errorf("%s: kind %d has no config type", key, p.kind)
+		}
+		switch p.scope {
+		case scopeBroker:
+			if p.synonym != "" {
+				t.Errorf("%s: a broker property has no synonym", key)
+			}
+			if err := p.validate(p.def); err != nil {
+				t.Errorf("%s: default fails validation: %v", key, err)
+			}
+		case scopeTopic:
+			if p.def != "" {
+				t.Errorf("%s: a topic property takes its default from its synonym", key)
+			}
+			bp, ok := lookupProperty(p.synonym, scopeBroker)
+			if !ok {
+				t.Errorf("%s: synonym %q is not a broker property", key, p.synonym)
+				continue
+			}
+			if bp.kind != p.kind {
+				t.Errorf("%s: kind %s, synonym %s has %s", key, p.kind, bp.name, bp.kind)
+			}
+			if err := p.validate(bp.def); err != nil {
+				t.Errorf("%s: synonym default %q fails validation: %v", key, bp.def, err)
+			}
+		default:
+			t.Errorf("%s: no scope", key)
+		}
+	}
+}
+
+func TestPropertyValidate(t *testing.T) {
+	tests := []struct {
+		name, prop, value string
+		wantErr           string // substring; empty means valid
+	}{
+		{"long ok", "retention.ms", "-1", ""},
+		{"long below min", "retention.ms", "-2", "outside"},
+		{"long not a number", "retention.ms", "1h", "not a whole number"},
+		{"int overflow", "max.message.bytes", "2147483648", "not a whole number"},
+		{"bool ok", "preallocate", "TRUE", ""},
+		{"bool bad", "preallocate", "yes", "not true or false"},
+		{"enum ok", "message.timestamp.type", "LogAppendTime", ""},
+		{"enum bad", "message.timestamp.type", "Now", "not one of"},
+		{"list one", "cleanup.policy", "compact", ""},
+		{"list two with spaces", "cleanup.policy", "compact, delete", ""},
+		{"list empty", "cleanup.policy", " , ", "empty"},
+		{"list bad item", "cleanup.policy", "delete,shred", `"shred" is not one of`},
+		{"list repeated item", "cleanup.policy", "delete,delete", "listed twice"},
+		{"double ok", "min.cleanable.dirty.ratio", "0.25", ""},
+		{"double above max", "min.cleanable.dirty.ratio", "1.5", "outside"},
+		{"double NaN", "min.cleanable.dirty.ratio", "NaN", "outside"},
+		{"double not a number", "min.cleanable.dirty.ratio", "half", "not a number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, ok := lookupProperty(tt.prop, scopeTopic)
+			if !ok {
+				t.Fatalf("no topic property %s", tt.prop)
+			}
+			err := p.validate(tt.value)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("validate(%q) = %v, want nil", tt.value, err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("validate(%q) = %v, want an error containing %q", tt.value, err, tt.wantErr)
+			case err != nil && !strings.Contains(err.Error(), tt.prop):
+				t.Fatalf("error %q does not name %s", err, tt.prop)
+			}
+		})
+	}
+}
