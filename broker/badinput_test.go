@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -538,5 +541,120 @@ func TestBadInputStormKeepsServing(t *testing.T) {
 	healthy.check(t)
 	if n := sink.count("handler panicked"); n != 0 {
 		t.Fatalf("%d handler panics:\n%s", n, sink.dump())
+	}
+}
+
+// loadCapturedFrames reads the client frames in ../testdata/frames (size
+// prefix included), by file name.
+func loadCapturedFrames(t *testing.T) map[string][]byte {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "testdata", "frames", "*", "*.hex"))
+	if err != nil || len(paths) == 0 {
+		t.Fatalf("no captured frames: %v", err)
+	}
+	frames := make(map[string][]byte)
+	for _, p := range paths {
+		text, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := hex.DecodeString(strings.Join(strings.Fields(string(text)), ""))
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		frames[filepath.Join(filepath.Base(filepath.Dir(p)), filepath.Base(p))] = f
+	}
+	return frames
+}
+
+// noLongPoll rewrites a captured Fetch frame to wait 0 ms for 0 bytes and
+// returns it with the number of leading bytes (header and the fixed fields
+// up to MinBytes) that mutations must leave alone, so that no mutant can
+// make the broker hold the connection in a long poll.
+func noLongPoll(t *testing.T, frame []byte) ([]byte, int) {
+	h, body, err := wire.ParseHeader(frame[4:])
+	if err != nil || h.APIKey != 1 {
+		return frame, 4
+	}
+	req, err := wire.DecodeBody(h, body)
+	if err != nil {
+		t.Fatalf("captured fetch does not decode: %v", err)
+	}
+	fetch := req.(*kmsg.FetchRequest)
+	fetch.MaxWaitMillis, fetch.MinBytes = 0, 0
+	headerLen := len(frame) - 4 - len(body)
+	out := append(append([]byte(nil), frame[:4+headerLen]...), fetch.AppendTo(nil)...)
+	binary.BigEndian.PutUint32(out, uint32(len(out)-4))
+	fixed := 8 // MaxWaitMillis, MinBytes
+	if h.APIVersion < 15 {
+		fixed += 4 // ReplicaID first
+	}
+	return out, 4 + headerLen + fixed
+}
+
+// TestMutatedClientFrames sends every captured client frame with each byte
+// changed in turn, one mutant per request, each followed by an ApiVersions
+// request. Whatever the mutant does to its connection (an answer, an error,
+// a close), the broker must not panic and must keep serving.
+func TestMutatedClientFrames(t *testing.T) {
+	sink := &logSink{}
+	_, addr := startBroker(t, broker.Config{Logger: sink.logger()})
+	setup := dialRaw(t, addr)
+	for _, topic := range []string{"frames-kgo", "frames-sarama", "frames-kafka-go"} {
+		createTopic(t, setup, topic)
+	}
+	probe := kmsg.NewPtrApiVersionsRequest()
+	probe.Version = 0
+	const probeCorr = 0x7eadbeef
+	probeFrame := kmsg.NewRequestFormatter().AppendRequest(nil, probe, probeCorr)
+
+	var c *rawConn
+	sent, closed := 0, 0
+	for name, frame := range loadCapturedFrames(t) {
+		frame, keep := noLongPoll(t, frame)
+		for i := keep; i < len(frame); i++ {
+			for _, mutate := range []func(byte) byte{func(b byte) byte { return b ^ 0xff }, func(b byte) byte { return b + 1 }} {
+				mutant := append([]byte(nil), frame...)
+				mutant[i] = mutate(mutant[i])
+				if c == nil {
+					c = dialRaw(t, addr)
+				}
+				c.write(append(mutant, probeFrame...))
+				sent++
+				if !c.awaitCorrelation(probeCorr) {
+					c.nc.Close()
+					c = nil
+					closed++
+				}
+				if t.Failed() {
+					t.Fatalf("%s, byte %d mutated", name, i)
+				}
+			}
+		}
+	}
+	t.Logf("%d mutants sent, %d closed their connection", sent, closed)
+	if n := sink.count("handler panicked"); n != 0 {
+		t.Fatalf("%d handler panics:\n%s", n, sink.dump())
+	}
+	// Still serving.
+	newHealthyClient(t, addr, "after-mutants")
+}
+
+// awaitCorrelation reads responses until one answers corr (true) or the
+// broker closes the connection (false); every read is bounded.
+func (c *rawConn) awaitCorrelation(corr int32) bool {
+	c.t.Helper()
+	for {
+		c.nc.SetReadDeadline(time.Now().Add(ioTimeout))
+		body, err := wire.ReadFrame(c.nc, c.limit)
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+			return false
+		case err != nil:
+			c.t.Errorf("waiting for correlation ID %d: %v", corr, err)
+			return false
+		case len(body) >= 4 && int32(binary.BigEndian.Uint32(body)) == corr:
+			return true
+		}
 	}
 }
