@@ -40,8 +40,35 @@ type logLine struct {
 
 // logSink collects every log line of a broker, for tests to assert on.
 type logSink struct {
-	mu    sync.Mutex
-	lines []logLine
+	mu      sync.Mutex
+	lines   []logLine
+	changed chan struct{} // gets a token after each new line; nil until waitFor
+}
+
+// waitFor blocks until a line satisfies match or ioTimeout passes.
+func (s *logSink) waitFor(match func(logLine) bool) (logLine, bool) {
+	s.mu.Lock()
+	if s.changed == nil {
+		s.changed = make(chan struct{}, 1)
+	}
+	changed := s.changed
+	s.mu.Unlock()
+	timeout := time.After(ioTimeout)
+	for {
+		s.mu.Lock()
+		for _, l := range s.lines {
+			if match(l) {
+				s.mu.Unlock()
+				return l, true
+			}
+		}
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-timeout:
+			return logLine{}, false
+		}
+	}
 }
 
 func (s *logSink) logger() *slog.Logger { return slog.New(&captureHandler{sink: s}) }
@@ -102,6 +129,12 @@ func (h *captureHandler) Handle(_ context.Context, r slog.Record) error {
 	})
 	h.sink.mu.Lock()
 	h.sink.lines = append(h.sink.lines, l)
+	if h.sink.changed != nil {
+		select {
+		case h.sink.changed <- struct{}{}:
+		default:
+		}
+	}
 	h.sink.mu.Unlock()
 	return nil
 }
@@ -656,5 +689,26 @@ func (c *rawConn) awaitCorrelation(corr int32) bool {
 		case len(body) >= 4 && int32(binary.BigEndian.Uint32(body)) == corr:
 			return true
 		}
+	}
+}
+
+// TestClientResetIsNotAWarning resets a connection (SO_LINGER 0): the
+// client did nothing wrong, so the broker notes it at debug level only.
+func TestClientResetIsNotAWarning(t *testing.T) {
+	sink := &logSink{}
+	_, addr := startBroker(t, broker.Config{Logger: sink.logger()})
+	c := dialRaw(t, addr)
+	c.expectOpen() // the broker's reader is now blocked on this connection
+	local := c.addr()
+	c.nc.(*net.TCPConn).SetLinger(0)
+	c.nc.Close()
+	l, ok := sink.waitFor(func(l logLine) bool {
+		return l.attrs["conn"] == local && l.msg != "connection opened"
+	})
+	if !ok {
+		t.Fatalf("nothing logged for the reset connection:\n%s", sink.dump())
+	}
+	if l.level != slog.LevelDebug || l.msg != "connection reset by client" {
+		t.Fatalf("logged %s %q %v", l.level, l.msg, l.attrs)
 	}
 }

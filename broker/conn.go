@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -63,6 +64,10 @@ func (c *conn) readFailed(err error) {
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		c.log.Debug("connection closed by client")
+	case errors.Is(err, syscall.ECONNRESET):
+		// A client that exits or closes with SO_LINGER 0 resets rather
+		// than closes; it did nothing wrong.
+		c.log.Debug("connection reset by client")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		c.log.Debug("connection closed for shutdown")
 	case errors.Is(err, io.ErrUnexpectedEOF):
