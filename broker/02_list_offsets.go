@@ -7,9 +7,12 @@ package broker
 //     -4 (earliest local) is the log start and -5 (latest tiered) is -1:
 //     nothing is tiered.
 //   - -3 (max timestamp, v7+) answers the offset of the record with the
-//     largest timestamp, and that timestamp.
+//     largest timestamp, and that timestamp; the first such record on a tie.
 //   - Any other timestamp answers the first offset whose record is stamped
 //     at or after it, or offset -1 with timestamp -1 when none is.
+//   - Both lookups are exact to the record: storage opens (and decompresses)
+//     the batches a batch header cannot rule out. A log-append-time batch
+//     stamps every record with the time it was appended.
 //   - CurrentLeaderEpoch (v4+) above our epoch 0 answers UNKNOWN_LEADER_EPOCH.
 
 import (

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"runtime/debug"
+	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -63,6 +64,10 @@ func (c *conn) readFailed(err error) {
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		c.log.Debug("connection closed by client")
+	case errors.Is(err, syscall.ECONNRESET):
+		// A client that exits or closes with SO_LINGER 0 resets rather
+		// than closes; it did nothing wrong.
+		c.log.Debug("connection reset by client")
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		c.log.Debug("connection closed for shutdown")
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -85,12 +90,17 @@ func (c *conn) handleFrame(frame []byte) bool {
 		if h.APIKey == apiVersionsKey {
 			// The one request that must be answered whatever its version:
 			// the client learns our ranges and retries with one we serve.
+			// Clients newer than us do this on every connection, so it is
+			// not worth more than a debug line.
+			c.log.Debug("answering ApiVersions at v0: version not served",
+				attrAPIVersion, h.APIVersion, attrClientID, h.ClientID)
 			resp := unsupportedAPIVersionsResponse()
 			resp.SetVersion(0)
 			return c.send(h.CorrelationID, resp)
 		}
 		c.log.Warn("closing connection: unsupported API or version",
-			attrAPI, kmsg.NameForKey(h.APIKey), "api_key", h.APIKey, attrAPIVersion, h.APIVersion, attrClientID, h.ClientID)
+			attrAPI, kmsg.NameForKey(h.APIKey), "api_key", h.APIKey, attrAPIVersion, h.APIVersion, attrClientID, h.ClientID,
+			"err", errNotServed)
 		return false
 	}
 	req, err := wire.DecodeBody(h, body)
@@ -100,6 +110,9 @@ func (c *conn) handleFrame(frame []byte) bool {
 		return false
 	}
 	resp, err := c.call(a, &request{conn: c, header: h, body: req})
+	if errors.Is(err, errHandlerPanic) {
+		return false // call logged it, with the stack: one line per closed connection
+	}
 	if err != nil {
 		c.log.Warn("closing connection", attrAPI, kmsg.NameForKey(h.APIKey), attrAPIVersion, h.APIVersion,
 			attrClientID, h.ClientID, "err", err)
@@ -115,13 +128,17 @@ func (c *conn) handleFrame(frame []byte) bool {
 // errHandlerPanic reports a recovered panic; the connection is closed.
 var errHandlerPanic = errors.New("internal error while handling the request")
 
+// errNotServed is why a request for an API or version outside the dispatch
+// table closes its connection.
+var errNotServed = errors.New("API or version not advertised by ApiVersions")
+
 // call runs the handler, turning a panic (our bug) into a logged error that
 // closes this one connection rather than the whole broker.
 func (c *conn) call(a *api, r *request) (resp kmsg.Response, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.log.Error("handler panicked", attrAPI, kmsg.NameForKey(a.key), attrAPIVersion, r.header.APIVersion,
-				"panic", p, "stack", string(debug.Stack()))
+				attrClientID, r.header.ClientID, "panic", p, "stack", string(debug.Stack()))
 			resp, err = nil, errHandlerPanic
 		}
 	}()

@@ -327,33 +327,3 @@ func wake(waiters map[chan<- struct{}]struct{}) {
 		}
 	}
 }
-
-// OffsetForTimestamp returns the first offset whose batch holds a record
-// stamped at or after ts, with that batch's max timestamp; found is false
-// when no record is that new. The answer is batch-accurate: a batch whose
-// newest record qualifies answers with its base offset.
-func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found bool) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	for _, b := range p.batches {
-		if b.maxTimestamp >= ts && b.lastOffset >= p.logStart {
-			return max(b.baseOffset, p.logStart), b.maxTimestamp, true
-		}
-	}
-	return 0, 0, false
-}
-
-// MaxTimestamp returns the offset and timestamp of the batch with the
-// largest timestamp (the first such batch on ties); found is false for an
-// empty log.
-func (p *Partition) MaxTimestamp() (offset, timestamp int64, found bool) {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	timestamp = -1
-	for _, b := range p.batches {
-		if b.lastOffset >= p.logStart && b.maxTimestamp > timestamp {
-			offset, timestamp, found = b.lastOffset, b.maxTimestamp, true
-		}
-	}
-	return offset, timestamp, found
-}
