@@ -29,7 +29,7 @@ fuzz:
 
 # Every benchmark once, then the sharebroker/kfake table (bench/ratio.sh).
 bench:
-	GO=$(GO) sh bench/ratio.sh -count=1 ./...
+	GO=$(GO) ROUNDS=1 sh bench/ratio.sh ./...
 
 clean:
 	rm -rf bin

@@ -2,11 +2,14 @@
 # ratio.sh runs the benchmarks and prints sharebroker's figures beside
 # kfake's, with the ratio sharebroker/kfake, as medians over -count runs.
 #
-#   bench/ratio.sh                      # ./bench/, -count=3
-#   bench/ratio.sh -count=1 ./...       # what `make bench` runs
+#   bench/ratio.sh                      # ./bench/, 3 rounds
+#   ROUNDS=1 bench/ratio.sh ./...       # what `make bench` runs
 #   bench/ratio.sh -parse FILE          # only summarise saved output
 #
-# Any arguments are passed to `go test` after the defaults. For records/s
+# Any arguments are passed to `go test` after the defaults. Each round is
+# one `go test -count=1` run, so the two peers of a benchmark run next to
+# each other in time (-count=3 would run one peer three times, then the
+# other, and shared-machine load drifts between them). For records/s
 # higher is better (goals: Produce >= 1.5, Fetch >= 1); for allocs/batch
 # lower is better.
 set -eu
@@ -18,11 +21,15 @@ trap 'rm -f "$out" "$out.rc"' EXIT
 if [ "${1:-}" = "-parse" ]; then
 	cat "$2" >"$out"
 else
-	[ $# -eq 0 ] && set -- -count=3 ./bench/
-	# Keep go test's exit status through the pipe.
-	{ "$GO" test -run '^$' -bench . -benchmem -timeout 30m "$@" 2>&1; echo $? >"$out.rc"; } | tee "$out"
-	rc=$(cat "$out.rc")
-	[ "$rc" -eq 0 ] || exit "$rc"
+	[ $# -eq 0 ] && set -- ./bench/
+	round=0
+	while [ "$round" -lt "${ROUNDS:-3}" ]; do
+		round=$((round + 1))
+		# Keep go test's exit status through the pipe.
+		{ "$GO" test -run '^$' -bench . -benchmem -count=1 -timeout 30m "$@" 2>&1; echo $? >"$out.rc"; } | tee -a "$out"
+		rc=$(cat "$out.rc")
+		[ "$rc" -eq 0 ] || exit "$rc"
+	done
 fi
 
 awk '
