@@ -27,8 +27,9 @@ fuzz:
 		done; \
 	done
 
+# Every benchmark once, then the sharebroker/kfake table (bench/ratio.sh).
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count=1 -timeout 30m ./...
+	GO=$(GO) ROUNDS=1 sh bench/ratio.sh ./...
 
 clean:
 	rm -rf bin

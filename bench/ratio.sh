@@ -1,0 +1,80 @@
+#!/bin/sh
+# ratio.sh runs the benchmarks and prints sharebroker's figures beside
+# kfake's, with the ratio sharebroker/kfake, as medians over -count runs.
+#
+#   bench/ratio.sh                      # ./bench/, 3 rounds
+#   ROUNDS=1 bench/ratio.sh ./...       # what `make bench` runs
+#   bench/ratio.sh -parse FILE          # only summarise saved output
+#
+# Any arguments are passed to `go test` after the defaults. Each round is
+# one `go test -count=1` run, so the two peers of a benchmark run next to
+# each other in time (-count=3 would run one peer three times, then the
+# other, and shared-machine load drifts between them). For records/s
+# higher is better (goals: Produce >= 1.5, Fetch >= 1); for allocs/batch
+# lower is better.
+set -eu
+
+GO=${GO:-go}
+out=$(mktemp)
+trap 'rm -f "$out" "$out.rc"' EXIT
+
+if [ "${1:-}" = "-parse" ]; then
+	cat "$2" >"$out"
+else
+	[ $# -eq 0 ] && set -- ./bench/
+	round=0
+	while [ "$round" -lt "${ROUNDS:-3}" ]; do
+		round=$((round + 1))
+		# Keep go test's exit status through the pipe.
+		{ "$GO" test -run '^$' -bench . -benchmem -count=1 -timeout 30m "$@" 2>&1; echo $? >"$out.rc"; } | tee -a "$out"
+		rc=$(cat "$out.rc")
+		[ "$rc" -eq 0 ] || exit "$rc"
+	done
+fi
+
+awk '
+function num(x) {
+	return (x < 100 && x > -100) ? sprintf("%.2f", x) : sprintf("%.0f", x)
+}
+function median(key,    n, i, j, v, t) {
+	n = cnt[key]
+	for (i = 1; i <= n; i++) v[i] = vals[key, i]
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j-1] > v[j]; j--) { t = v[j]; v[j] = v[j-1]; v[j-1] = t }
+	if (n % 2) return v[(n+1)/2]
+	return (v[n/2] + v[n/2+1]) / 2
+}
+/^Benchmark/ {
+	name = $1
+	sub(/-[0-9]+$/, "", name)
+	sub(/^Benchmark/, "", name)
+	for (i = 3; i <= NF; i++) {
+		m = $i
+		if (m != "records/s" && m != "allocs/batch" && m != "B/batch" && m != "ms/start" && m != "idle-RSS-KB") continue
+		key = name SUBSEP m
+		if (!(key in cnt)) { order[++nkeys] = key }
+		vals[key, ++cnt[key]] = $(i-1)
+	}
+}
+END {
+	printf "\n%-36s %-14s %14s %14s %8s\n", "benchmark", "metric", "sharebroker", "kfake", "ratio"
+	for (k = 1; k <= nkeys; k++) {
+		split(order[k], parts, SUBSEP)
+		name = parts[1]; m = parts[2]
+		if (name ~ /\/kfake$/) continue
+		if (name ~ /\/sharebroker$/) {
+			base = substr(name, 1, length(name) - length("/sharebroker"))
+			sb = median(order[k])
+			other = base "/kfake" SUBSEP m
+			if (other in cnt) {
+				kf = median(other)
+				ratio = (kf != 0) ? sprintf("%.2f", sb / kf) : "-"
+				printf "%-36s %-14s %14s %14s %8s\n", base, m, num(sb), num(kf), ratio
+			} else {
+				printf "%-36s %-14s %14s %14s %8s\n", base, m, num(sb), "-", "-"
+			}
+		} else {
+			printf "%-36s %-14s %14s %14s %8s\n", name, m, num(median(order[k])), "-", "-"
+		}
+	}
+}' "$out"

@@ -1,0 +1,194 @@
+package bench_test
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// startDeadline bounds one start: exec to first answered ApiVersions.
+const startDeadline = 10 * time.Second
+
+// BenchmarkStartup builds cmd/sharebroker (CGO_ENABLED=0, as the image is
+// built) and, per op, execs it on a free loopback port and polls that port
+// until an ApiVersions request is answered.
+//
+// Metrics:
+//   - ms/start: from exec to the first ApiVersions response, mean over ops.
+//   - idle-RSS-KB: VmRSS from /proc/<pid>/status right after that answer,
+//     the largest over ops (omitted where /proc is missing).
+//
+// ns/op also counts killing and reaping the process.
+func BenchmarkStartup(b *testing.B) {
+	b.StopTimer()
+	bin, err := buildBroker()
+	if err != nil {
+		b.Fatal(err)
+	}
+	probe := appendFrame(nil, kmsg.NewPtrApiVersionsRequest())
+
+	var total time.Duration
+	var maxRSS int64 = -1
+	b.StartTimer()
+	for i := 0; i < b.N; i++ {
+		d, rss, err := startOnce(bin, probe)
+		if err != nil {
+			b.Fatal(err)
+		}
+		total += d
+		maxRSS = max(maxRSS, rss)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/start")
+	if maxRSS >= 0 {
+		b.ReportMetric(float64(maxRSS), "idle-RSS-KB")
+	}
+}
+
+// The binary is built once per test process (the benchmark function runs
+// once per b.N it tries) into buildDir, which TestMain removes.
+var (
+	buildOnce sync.Once
+	buildDir  string
+	buildBin  string
+	buildErr  error
+)
+
+func buildBroker() (string, error) {
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "sharebroker-bench-")
+		if buildErr != nil {
+			return
+		}
+		buildBin = filepath.Join(buildDir, "sharebroker")
+		cmd := exec.Command("go", "build", "-trimpath", "-o", buildBin, "github.com/sharebroker/sharebroker/cmd/sharebroker")
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	return buildBin, buildErr
+}
+
+// TestMain removes the binary BenchmarkStartup built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// errPortTaken means the broker exited before answering, most likely because
+// another process took the port between our probe and its bind.
+var errPortTaken = errors.New("broker exited before answering")
+
+// startOnce starts the binary, retrying on a fresh port when it exits early,
+// and returns the time to the first answer and the RSS after it (-1 when
+// unknown). The process is killed before returning.
+func startOnce(bin string, probe []byte) (time.Duration, int64, error) {
+	var err error
+	for attempt := 0; attempt < 5; attempt++ {
+		var d time.Duration
+		var rss int64
+		d, rss, err = startOnPort(bin, probe)
+		if !errors.Is(err, errPortTaken) {
+			return d, rss, err
+		}
+	}
+	return 0, -1, err
+}
+
+func startOnPort(bin string, probe []byte) (time.Duration, int64, error) {
+	addr, err := freeLoopbackAddr()
+	if err != nil {
+		return 0, -1, err
+	}
+	cmd := exec.Command(bin, "serve", "--listen", addr, "--log-level", "error")
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return 0, -1, fmt.Errorf("exec %s: %w", bin, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	defer func() {
+		cmd.Process.Kill()
+		<-exited
+	}()
+
+	deadline := start.Add(startDeadline)
+	for {
+		if answered(addr, probe, deadline) {
+			d := time.Since(start)
+			return d, readRSSKB(cmd.Process.Pid), nil
+		}
+		select {
+		case <-exited:
+			return 0, -1, fmt.Errorf("%w on %s", errPortTaken, addr)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return 0, -1, fmt.Errorf("no ApiVersions answer on %s within %v", addr, startDeadline)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// freeLoopbackAddr asks the kernel for a free port and releases it at once;
+// the caller retries if someone else takes it meanwhile.
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr, nil
+}
+
+// answered reports whether an ApiVersions request on a new connection to
+// addr gets a response frame carrying our correlation ID.
+func answered(addr string, probe []byte, deadline time.Time) bool {
+	nc, err := net.DialTimeout("tcp", addr, time.Until(deadline))
+	if err != nil {
+		return false
+	}
+	defer nc.Close()
+	c := &rawConn{nc: nc}
+	body, err := c.roundTrip(probe)
+	return err == nil && len(body) >= 4 && body[3] == 1 // correlation ID 1, big-endian
+}
+
+// readRSSKB returns VmRSS of pid in KiB, or -1 when it cannot be read.
+func readRSSKB(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if rest, ok := strings.CutPrefix(s.Text(), "VmRSS:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				return -1
+			}
+			return n
+		}
+	}
+	return -1
+}
