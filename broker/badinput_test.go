@@ -455,7 +455,8 @@ func TestBadInput(t *testing.T) {
 		{
 			name: "API kmsg knows but we do not serve",
 			run: func(t *testing.T, c *rawConn) {
-				req := kmsg.NewPtrDescribeConfigsRequest()
+				// A single node has no leaders to elect: never served.
+				req := kmsg.NewPtrElectLeadersRequest()
 				req.Version = 1
 				c.write(c.frame(req))
 			},
