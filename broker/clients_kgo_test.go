@@ -173,3 +173,154 @@ func checkKgoRecord(t *testing.T, want, got *kgo.Record) {
 		}
 	}
 }
+
+// TestKgoConsumeWhileProducing runs a consumer that is already polling
+// (its fetches long-poll on empty partitions) while several idempotent
+// producers write concurrently, so every record reaches the consumer
+// through a fetch woken by an append. Each producer's records must arrive
+// in its own order within a partition, exactly once.
+func TestKgoConsumeWhileProducing(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{Props: map[string]string{"num.partitions": strconv.Itoa(kgoPartitions)}})
+	const topic = "kgo-concurrent"
+	const producers, perProducer = 4, 5000
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	admin, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic(topic))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	// Create the topic (through Metadata) before the consumer asks for it.
+	if err := admin.ProduceSync(ctx, &kgo.Record{Value: []byte("first")}).FirstErr(); err != nil {
+		t.Fatalf("create topic: %v", err)
+	}
+
+	assign := make(map[int32]kgo.Offset)
+	for p := range int32(kgoPartitions) {
+		assign[p] = kgo.NewOffset().AtStart()
+	}
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(addr),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: assign}),
+		kgo.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+
+	type result struct {
+		got int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		// last[producer][partition] is the last sequence number seen.
+		var last [producers][kgoPartitions]int
+		for i := range last {
+			for j := range last[i] {
+				last[i][j] = -1
+			}
+		}
+		got := 0
+		for got < producers*perProducer {
+			fs := consumer.PollFetches(ctx)
+			if ctx.Err() != nil {
+				done <- result{got, ctx.Err()}
+				return
+			}
+			var ferr error
+			fs.EachError(func(_ string, _ int32, err error) { ferr = err })
+			if ferr != nil {
+				done <- result{got, ferr}
+				return
+			}
+			for _, r := range fs.Records() {
+				var who, seq int
+				if _, err := fmt.Sscanf(string(r.Value), "p%d-%d", &who, &seq); err != nil {
+					continue // the record that created the topic
+				}
+				if seq <= last[who][r.Partition] {
+					done <- result{got, fmt.Errorf("producer %d: seq %d after %d on partition %d", who, seq, last[who][r.Partition], r.Partition)}
+					return
+				}
+				last[who][r.Partition] = seq
+				got++
+			}
+		}
+		done <- result{got, nil}
+	}()
+
+	errs := make(chan error, producers)
+	for w := range producers {
+		go func() {
+			cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic(topic),
+				kgo.ProducerLinger(time.Millisecond))
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer cl.Close()
+			for i := range perProducer {
+				cl.Produce(ctx, &kgo.Record{Key: fmt.Appendf(nil, "%d", i%17), Value: fmt.Appendf(nil, "p%d-%d", w, i)}, nil)
+			}
+			errs <- cl.Flush(ctx)
+		}()
+	}
+	for range producers {
+		if err := <-errs; err != nil {
+			t.Fatalf("producer: %v", err)
+		}
+	}
+	r := <-done
+	if r.err != nil || r.got != producers*perProducer {
+		t.Fatalf("consumer got %d of %d records: %v", r.got, producers*perProducer, r.err)
+	}
+}
+
+// TestKgoConsumeFromMidBatch starts a consumer at an offset inside a stored
+// batch: the broker returns the whole batch and the client must skip the
+// records before its offset.
+func TestKgoConsumeFromMidBatch(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	const topic = "kgo-mid-batch"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic(topic),
+		kgo.ProducerLinger(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prod.Close()
+	recs := make([]*kgo.Record, 100)
+	for i := range recs {
+		recs[i] = &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}
+	}
+	if err := prod.ProduceSync(ctx, recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	// The test means something only if offset 57 is not a batch's first.
+	for _, b := range dialRaw(t, addr).fetchAll(topic, 0) {
+		if b.FirstOffset == 57 {
+			t.Fatalf("offset 57 starts a batch; the producer did not batch as expected")
+		}
+	}
+	cons, err := kgo.NewClient(kgo.SeedBrokers(addr),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {0: kgo.NewOffset().At(57)}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cons.Close()
+	for want := int64(57); want < 100; {
+		fs := cons.PollFetches(ctx)
+		if ctx.Err() != nil {
+			t.Fatalf("reached offset %d of 100 before the deadline", want)
+		}
+		fs.EachError(func(_ string, _ int32, err error) { t.Fatalf("fetch: %v", err) })
+		for _, r := range fs.Records() {
+			if r.Offset != want || string(r.Value) != fmt.Sprintf("v%d", want) {
+				t.Fatalf("got offset %d value %q, want offset %d", r.Offset, r.Value, want)
+			}
+			want++
+		}
+	}
+}
