@@ -381,6 +381,19 @@ func TestIdempotentProduce(t *testing.T) {
 		}
 	})
 
+	t.Run("unknown producer", func(t *testing.T) {
+		// A producer the partition has no state for may start anywhere,
+		// as in Kafka (its state could have been removed with its
+		// records); from then on its sequence is checked.
+		const stranger = 1 << 40
+		sp := c.produce(topic, 0, idemBatch(stranger, 3, 42, 2).build())
+		wantCode(t, "unknown producer at seq 42", sp.ErrorCode, nil)
+		sp = c.produce(topic, 0, idemBatch(stranger, 3, 44, 1).build())
+		wantCode(t, "then seq 44", sp.ErrorCode, nil)
+		sp = c.produce(topic, 0, idemBatch(stranger, 3, 46, 1).build())
+		wantCode(t, "then seq 46", sp.ErrorCode, kerr.OutOfOrderSequenceNumber)
+	})
+
 	t.Run("partitions are independent", func(t *testing.T) {
 		// Sequences are per partition: another partition of another topic
 		// starts at 0 for the same producer.
