@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sharebroker/sharebroker/broker"
@@ -104,6 +105,23 @@ func produceKgo(ctx context.Context, t *testing.T, addr, topic string, codec kgo
 	case err := <-errs:
 		t.Fatalf("produce: %v", err)
 	default:
+	}
+
+	// ListOffsets (through kadm) must agree with what was acknowledged.
+	ends, err := kadm.NewClient(cl).ListEndOffsets(ctx, topic)
+	if err != nil {
+		t.Fatalf("ListEndOffsets: %v", err)
+	}
+	seen := 0
+	ends.Each(func(o kadm.ListedOffset) {
+		seen++
+		want := int64((n - int(o.Partition) + kgoPartitions - 1) / kgoPartitions)
+		if o.Err != nil || o.Offset != want {
+			t.Errorf("p%d: end offset %d (%v), want %d", o.Partition, o.Offset, o.Err, want)
+		}
+	})
+	if seen != kgoPartitions {
+		t.Fatalf("ListEndOffsets listed %d partitions, want %d", seen, kgoPartitions)
 	}
 }
 

@@ -287,3 +287,54 @@ func TestFetchOffsetOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicIDs drives Produce v13 and Fetch v13+, which name topics by ID.
+func TestTopicIDs(t *testing.T) {
+	_, addr, _ := manualBroker(t, nil)
+	const topic = "by-id"
+	c := dialRaw(t, addr)
+	c.createTopics(topic)
+	md := kmsg.NewPtrMetadataRequest()
+	md.SetVersion(rawMetadataVersion)
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(topic)
+	md.Topics = append(md.Topics, mt)
+	id := c.do(md).(*kmsg.MetadataResponse).Topics[0].TopicID
+	if id == [16]byte{} {
+		t.Fatal("Metadata returned a zero topic ID")
+	}
+	unknown := id
+	unknown[0] ^= 0xff
+
+	produce := func(topicID [16]byte) kmsg.ProduceResponseTopic {
+		req := produceReq("", 0, -1, plainBatch(2).build())
+		req.SetVersion(13)
+		req.Topics[0].TopicID = topicID
+		return c.do(req).(*kmsg.ProduceResponse).Topics[0]
+	}
+	st := produce(id)
+	wantCode(t, "produce by ID", st.Partitions[0].ErrorCode, nil)
+	if st.TopicID != id {
+		t.Fatalf("produce response names topic %x, want %x", st.TopicID, id)
+	}
+	wantCode(t, "produce to unknown ID", produce(unknown).Partitions[0].ErrorCode, kerr.UnknownTopicID)
+
+	fetch := func(topicID [16]byte, leaderEpoch int32) fetched {
+		req := fetchReq("", 0, 0)
+		req.SetVersion(17)
+		req.Topics[0].TopicID = topicID
+		req.Topics[0].Partitions[0].CurrentLeaderEpoch = leaderEpoch
+		resp := c.do(req).(*kmsg.FetchResponse)
+		if resp.Topics[0].TopicID != topicID {
+			t.Fatalf("fetch response names topic %x, want %x", resp.Topics[0].TopicID, topicID)
+		}
+		return decodeFetch(t, resp)[0]
+	}
+	f := fetch(id, 0)
+	wantCode(t, "fetch by ID", f.ErrorCode, nil)
+	if countRecords(f.batches) != 2 {
+		t.Fatalf("fetch by ID: %d records, want 2", countRecords(f.batches))
+	}
+	wantCode(t, "fetch unknown ID", fetch(unknown, -1).ErrorCode, kerr.UnknownTopicID)
+	wantCode(t, "fetch at a future leader epoch", fetch(id, 5).ErrorCode, kerr.UnknownLeaderEpoch)
+}
