@@ -3,12 +3,14 @@ package broker_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sharebroker/sharebroker/broker"
@@ -340,5 +342,32 @@ func TestKgoConsumeFromMidBatch(t *testing.T) {
 			}
 			want++
 		}
+	}
+}
+
+// TestKgoMessageTooLarge checks that kgo surfaces the broker's
+// MESSAGE_TOO_LARGE for a batch over message.max.bytes, and that records
+// under the limit still go through.
+func TestKgoMessageTooLarge(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{Props: map[string]string{"message.max.bytes": "4096"}})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// kgo checks its own ProducerBatchMaxBytes before sending; keep that
+	// above the broker's limit so the broker is the one that refuses. The
+	// limit applies to the batch as sent, so compression (snappy by
+	// default) would shrink the repetitive value under it.
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("kgo-too-large"),
+		kgo.ProducerBatchMaxBytes(1<<20), kgo.ProducerBatchCompression(kgo.NoCompression()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	err = cl.ProduceSync(ctx, &kgo.Record{Value: bytes.Repeat([]byte("x"), 8000)}).FirstErr()
+	if !errors.Is(err, kerr.MessageTooLarge) {
+		t.Fatalf("8000-byte record: got %v, want MESSAGE_TOO_LARGE", err)
+	}
+	r, err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("small")}).First()
+	if err != nil || r.Offset != 0 {
+		t.Fatalf("small record after a refused one: offset %v, err %v; want offset 0", r, err)
 	}
 }
