@@ -274,6 +274,7 @@ func TestFetchOffsetOutOfRange(t *testing.T) {
 		// A long MaxWait on a clock that never moves: an error must answer
 		// at once, and so must the offsets that have data.
 		req := fetchReq(topic, 0, tc.offset)
+		req.MinBytes = 1
 		if tc.offset != 3 {
 			req.MaxWaitMillis = 3_600_000
 		}
@@ -337,4 +338,18 @@ func TestTopicIDs(t *testing.T) {
 	}
 	wantCode(t, "fetch unknown ID", fetch(unknown, -1).ErrorCode, kerr.UnknownTopicID)
 	wantCode(t, "fetch at a future leader epoch", fetch(id, 5).ErrorCode, kerr.UnknownLeaderEpoch)
+}
+
+// TestFetchNoPartitions: a fetch that names nothing answers at once, even
+// with a long MaxWait, since no append could wake it.
+func TestFetchNoPartitions(t *testing.T) {
+	_, addr, _ := manualBroker(t, nil)
+	c := dialRaw(t, addr)
+	req := fetchReq("x", 0, 0)
+	req.Topics = nil
+	req.MaxWaitMillis = 3_600_000
+	req.MinBytes = 1
+	if got := decodeFetch(t, c.recv(req, c.send(req), 10*time.Second)); len(got) != 0 {
+		t.Fatalf("empty fetch answered with %d partitions", len(got))
+	}
 }
