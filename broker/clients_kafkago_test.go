@@ -118,3 +118,43 @@ func checkKafkaGoMessage(t *testing.T, topic string, p int, offset int64, want, 
 		}
 	}
 }
+
+// TestKafkaGoAcksNone writes with RequiredAcks none (acks=0): kafka-go
+// expects no response at all, so an answer from the broker would be read as
+// the response to its next request. Every message must still land.
+func TestKafkaGoAcksNone(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const topic = "kafkago-acks-none"
+	const n = 1000
+	w := &kafka.Writer{
+		Addr:                   kafka.TCP(addr),
+		Topic:                  topic,
+		BatchSize:              100,
+		BatchTimeout:           5 * time.Millisecond,
+		RequiredAcks:           kafka.RequireNone,
+		AllowAutoTopicCreation: true,
+	}
+	defer w.Close()
+	for i := range 10 {
+		msgs := make([]kafka.Message, n/10)
+		for j := range msgs {
+			msgs[j] = kafka.Message{Value: fmt.Appendf(nil, "m%d", i*len(msgs)+j)}
+		}
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			t.Fatalf("WriteMessages: %v", err)
+		}
+	}
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: []string{addr}, Topic: topic, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	for i := range n {
+		m, err := r.ReadMessage(ctx)
+		if err != nil {
+			t.Fatalf("ReadMessage %d of %d: %v", i, n, err)
+		}
+		if m.Offset != int64(i) || string(m.Value) != fmt.Sprintf("m%d", i) {
+			t.Fatalf("got %q at offset %d, want m%d at %d", m.Value, m.Offset, i, i)
+		}
+	}
+}
