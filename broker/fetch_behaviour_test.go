@@ -68,9 +68,9 @@ func decodeFetch(t *testing.T, resp kmsg.Response) []fetched {
 func TestFetchLongPollWokenByAppend(t *testing.T) {
 	clock, addr, base := manualBroker(t, nil)
 	const topic = "long-poll"
-	producer := dialRaw(t, addr)
+	producer := dialWire(t, addr)
 	producer.createTopics(topic)
-	fetcher := dialRaw(t, addr)
+	fetcher := dialWire(t, addr)
 
 	// An hour of MaxWait on a clock nobody advances: only the append can
 	// end this fetch.
@@ -97,9 +97,9 @@ func TestFetchLongPollWokenByAppend(t *testing.T) {
 func TestFetchMaxWaitExpires(t *testing.T) {
 	clock, addr, base := manualBroker(t, nil)
 	const topic = "max-wait"
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	c.createTopics(topic)
-	fetcher := dialRaw(t, addr)
+	fetcher := dialWire(t, addr)
 
 	req := fetchReq(topic, 0, 0)
 	req.MaxWaitMillis = 500
@@ -129,17 +129,18 @@ func TestFetchMaxWaitExpires(t *testing.T) {
 }
 
 func TestFetchMinBytes(t *testing.T) {
-	_, addr, _ := manualBroker(t, nil)
+	clock, addr, base := manualBroker(t, nil)
 	const topic = "min-bytes"
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	c.createTopics(topic)
-	fetcher := dialRaw(t, addr)
+	fetcher := dialWire(t, addr)
 
 	small := plainBatch(1).build()
 	req := fetchReq(topic, 0, 0)
 	req.MaxWaitMillis = 3_600_000
 	req.MinBytes = int32(len(small)) + 1 // one batch is not enough, two are
 	corr := fetcher.send(req)
+	waitPending(t, clock, base+1) // parked before anything is produced
 
 	wantCode(t, "first produce", c.produce(topic, 0, small).ErrorCode, nil)
 	wantCode(t, "second produce", c.produce(topic, 0, plainBatch(1).build()).ErrorCode, nil)
@@ -157,7 +158,7 @@ func TestFetchMinBytes(t *testing.T) {
 func TestFetchMinBytesAcrossChunks(t *testing.T) {
 	_, addr, _ := manualBroker(t, nil)
 	const topic = "min-bytes-chunks"
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	c.createTopics(topic)
 
 	total := 0
@@ -190,7 +191,7 @@ func TestFetchMinBytesAcrossChunks(t *testing.T) {
 func TestFetchByteLimits(t *testing.T) {
 	_, addr, _ := manualBroker(t, map[string]string{"num.partitions": "2"})
 	const topic = "byte-limits"
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	c.createTopics(topic)
 	spec := plainBatch(1)
 	spec.valueBytes = 1000
@@ -256,7 +257,7 @@ func TestFetchByteLimits(t *testing.T) {
 func TestFetchOffsetOutOfRange(t *testing.T) {
 	_, addr, _ := manualBroker(t, nil)
 	const topic = "out-of-range"
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	c.createTopics(topic)
 	wantCode(t, "produce", c.produce(topic, 0, plainBatch(3).build()).ErrorCode, nil)
 
@@ -293,7 +294,7 @@ func TestFetchOffsetOutOfRange(t *testing.T) {
 func TestTopicIDs(t *testing.T) {
 	_, addr, _ := manualBroker(t, nil)
 	const topic = "by-id"
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	c.createTopics(topic)
 	md := kmsg.NewPtrMetadataRequest()
 	md.SetVersion(rawMetadataVersion)
@@ -344,7 +345,7 @@ func TestTopicIDs(t *testing.T) {
 // with a long MaxWait, since no append could wake it.
 func TestFetchNoPartitions(t *testing.T) {
 	_, addr, _ := manualBroker(t, nil)
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	req := fetchReq("x", 0, 0)
 	req.Topics = nil
 	req.MaxWaitMillis = 3_600_000

@@ -34,8 +34,8 @@ const (
 	rawMetadataVersion = 12
 )
 
-// rawConn is one Kafka connection driven by hand.
-type rawConn struct {
+// wireConn is one Kafka connection driven by hand.
+type wireConn struct {
 	t    testing.TB
 	nc   net.Conn
 	r    *bufio.Reader
@@ -43,18 +43,18 @@ type rawConn struct {
 	corr int32
 }
 
-func dialRaw(t testing.TB, addr string) *rawConn {
+func dialWire(t testing.TB, addr string) *wireConn {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	return &rawConn{t: t, nc: nc, r: bufio.NewReader(nc), f: kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw-test"))}
+	return &wireConn{t: t, nc: nc, r: bufio.NewReader(nc), f: kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw-test"))}
 }
 
 // send writes req and returns its correlation ID.
-func (c *rawConn) send(req kmsg.Request) int32 {
+func (c *wireConn) send(req kmsg.Request) int32 {
 	c.t.Helper()
 	c.corr++
 	if _, err := c.nc.Write(c.f.AppendRequest(nil, req, c.corr)); err != nil {
@@ -65,7 +65,7 @@ func (c *rawConn) send(req kmsg.Request) int32 {
 
 // recv reads the next response, which must answer req (sent with
 // correlation ID corr), within the connection deadline d.
-func (c *rawConn) recv(req kmsg.Request, corr int32, d time.Duration) kmsg.Response {
+func (c *wireConn) recv(req kmsg.Request, corr int32, d time.Duration) kmsg.Response {
 	c.t.Helper()
 	resp, err := c.tryRecv(req, corr, d)
 	if err != nil {
@@ -74,7 +74,7 @@ func (c *rawConn) recv(req kmsg.Request, corr int32, d time.Duration) kmsg.Respo
 	return resp
 }
 
-func (c *rawConn) tryRecv(req kmsg.Request, corr int32, d time.Duration) (kmsg.Response, error) {
+func (c *wireConn) tryRecv(req kmsg.Request, corr int32, d time.Duration) (kmsg.Response, error) {
 	c.nc.SetReadDeadline(time.Now().Add(d))
 	var size [4]byte
 	if _, err := io.ReadFull(c.r, size[:]); err != nil {
@@ -105,14 +105,14 @@ func (c *rawConn) tryRecv(req kmsg.Request, corr int32, d time.Duration) (kmsg.R
 }
 
 // do sends req and waits up to 10 s for its response.
-func (c *rawConn) do(req kmsg.Request) kmsg.Response {
+func (c *wireConn) do(req kmsg.Request) kmsg.Response {
 	c.t.Helper()
 	return c.recv(req, c.send(req), 10*time.Second)
 }
 
 // createTopics creates topics through Metadata auto-creation, with the
 // broker's num.partitions.
-func (c *rawConn) createTopics(topics ...string) {
+func (c *wireConn) createTopics(topics ...string) {
 	c.t.Helper()
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(rawMetadataVersion)
@@ -130,7 +130,7 @@ func (c *rawConn) createTopics(topics ...string) {
 	}
 }
 
-func (c *rawConn) initProducerID(id int64, epoch int16) (int64, int16) {
+func (c *wireConn) initProducerID(id int64, epoch int16) (int64, int16) {
 	c.t.Helper()
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.SetVersion(5)
@@ -159,7 +159,7 @@ func produceReq(topic string, partition int32, acks int16, batch []byte) *kmsg.P
 }
 
 // produce sends one batch with acks=-1 and returns the partition's answer.
-func (c *rawConn) produce(topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
+func (c *wireConn) produce(topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
 	c.t.Helper()
 	resp := c.do(produceReq(topic, partition, -1, batch)).(*kmsg.ProduceResponse)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
@@ -190,7 +190,7 @@ func fetchReq(topic string, partition int32, offset int64) *kmsg.FetchRequest {
 }
 
 // fetchAll reads a whole partition with MaxWait 0 and returns its batches.
-func (c *rawConn) fetchAll(topic string, partition int32) []kmsg.RecordBatch {
+func (c *wireConn) fetchAll(topic string, partition int32) []kmsg.RecordBatch {
 	c.t.Helper()
 	resp := c.do(fetchReq(topic, partition, 0)).(*kmsg.FetchResponse)
 	sp := resp.Topics[0].Partitions[0]
@@ -300,7 +300,7 @@ func wantCode(t testing.TB, what string, got int16, want *kerr.Error) {
 
 func TestIdempotentProduce(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{})
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	const topic = "idem"
 	c.createTopics(topic)
 
@@ -405,7 +405,7 @@ func TestIdempotentProduce(t *testing.T) {
 
 func TestProduceErrors(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{Props: map[string]string{"message.max.bytes": "2048"}})
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	const topic = "produce-errors"
 	c.createTopics(topic)
 
@@ -448,7 +448,7 @@ func TestProduceErrors(t *testing.T) {
 
 func TestProduceAcksZero(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{})
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	const topic = "acks-zero"
 	c.createTopics(topic)
 
@@ -469,7 +469,7 @@ func TestProduceAcksZero(t *testing.T) {
 
 func TestProduceAcksZeroErrorClosesConnection(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{})
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	// A failed acks=0 produce has no response to carry the error, so the
 	// broker closes the connection instead (as Kafka does); the producer
 	// notices and refreshes its metadata.
@@ -494,7 +494,7 @@ func TestLogAppendTime(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{Clock: clock, Props: map[string]string{
 		"log.message.timestamp.type": "LogAppendTime",
 	}})
-	c := dialRaw(t, addr)
+	c := dialWire(t, addr)
 	const topic = "append-time"
 	c.createTopics(topic)
 
