@@ -11,6 +11,9 @@ package broker
 //     Produce never creates topics (Kafka creates them from Metadata only).
 //   - acks must be 0, 1 or -1 (else INVALID_REQUIRED_ACKS); acks=0 gets no
 //     response at all. With one node, 1 and -1 mean the same.
+//   - An acks=0 request that fails for any partition closes the connection,
+//     as Kafka does: there is no response to carry the error, and a closed
+//     connection is what makes the producer refresh its metadata.
 //   - Idempotent producers (producer ID >= 0) get Kafka's sequence checks: a
 //     retried batch is answered with its original offset and stored once, a
 //     gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch INVALID_PRODUCER_EPOCH.
@@ -18,6 +21,8 @@ package broker
 //     that time; CreateTime topics return -1.
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -82,6 +87,13 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 		resp.Topics = append(resp.Topics, st)
 	}
 	if req.Acks == 0 {
+		for _, st := range resp.Topics {
+			for _, sp := range st.Partitions {
+				if sp.ErrorCode != 0 {
+					return nil, fmt.Errorf("acks=0 produce to %s/%d failed: %w", st.Topic, sp.Partition, kerr.ErrorForCode(sp.ErrorCode))
+				}
+			}
+		}
 		return nil, nil
 	}
 	return resp, nil

@@ -12,7 +12,8 @@ package broker
 //     OFFSET_OUT_OF_RANGE with the partition's bounds.
 //   - The request waits up to MaxWaitMs, on the broker clock, until MinBytes
 //     are available; appends to any fetched partition wake it early. A
-//     partition error, or the broker shutting down, answers at once.
+//     partition error, a request naming no partitions, or the broker
+//     shutting down answers at once.
 //   - Fetch sessions (KIP-227) are not created: the answer's SessionID is 0,
 //     which clients take as "send full fetch requests". A request that names
 //     a session ID gets FETCH_SESSION_ID_NOT_FOUND.
@@ -57,7 +58,9 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 		// still wakes us.
 		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
 		resp, bytes, failed := b.fetchOnce(req, maxBytes)
-		done := failed || bytes >= int64(req.MinBytes) || !b.clock.Now().Before(deadline)
+		// Nothing to watch (a request naming no partitions) answers at
+		// once, as in Kafka: no append could ever wake it.
+		done := failed || len(watched) == 0 || bytes >= int64(req.MinBytes) || !b.clock.Now().Before(deadline)
 		if !done && timer == nil {
 			timer = b.clock.AfterFunc(deadline.Sub(b.clock.Now()), func() {
 				select {

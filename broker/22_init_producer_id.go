@@ -2,18 +2,17 @@ package broker
 
 // InitProducerId (key 22), v0-v5, for idempotent producers.
 //
-//   - Without a transactional ID a new producer gets a fresh producer ID at
-//     epoch 0.
-//   - A producer that sends its current ID and epoch (v3+, KIP-360) keeps
-//     the ID and gets the epoch bumped; at the largest epoch it gets a fresh
-//     ID instead.
+//   - Without a transactional ID every request gets a fresh producer ID at
+//     epoch 0, even one that sends its current ID and epoch (v3+): Kafka's
+//     TransactionCoordinator.handleInitProducerId does the same, because an
+//     idempotent producer bumps its epoch itself (KIP-360) and only asks
+//     for a new ID when it must start over. A client under test thus sees
+//     the same IDs and epochs it would see against Kafka.
 //   - A transactional ID is answered with COORDINATOR_NOT_AVAILABLE until the
 //     transaction coordinator exists, so no client believes it holds a
 //     transaction we cannot complete.
 
 import (
-	"math"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -26,10 +25,6 @@ func handleInitProducerID(b *Broker, r *request) (kmsg.Response, error) {
 	if req.TransactionalID != nil {
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		resp.ProducerID, resp.ProducerEpoch = -1, -1
-		return resp, nil
-	}
-	if req.ProducerID >= 0 && req.ProducerEpoch >= 0 && req.ProducerEpoch < math.MaxInt16 {
-		resp.ProducerID, resp.ProducerEpoch = req.ProducerID, req.ProducerEpoch+1
 		return resp, nil
 	}
 	resp.ProducerID = b.producerIDs.Add(1) - 1

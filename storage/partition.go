@@ -188,8 +188,8 @@ func (p *Partition) publishLocked(stored []byte, base, last, maxTs int64) {
 type ReadResult struct {
 	Offsets
 	// Records holds whole stored batches, back to back, starting with the
-	// batch that contains the requested offset. It aliases the log: callers
-	// must not modify it.
+	// batch that contains the requested offset. It may alias the log:
+	// callers must not modify it.
 	Records []byte
 }
 
@@ -198,30 +198,46 @@ type ReadResult struct {
 // even if it alone exceeds maxBytes, so that a consumer can always make
 // progress (KIP-74). Reading at the high watermark returns no records; below
 // the log start or above the high watermark is ErrOffsetOutOfRange.
+//
+// Batches that lie in one chunk are returned as a sub-slice of it. Batches
+// that span chunks are copied into one buffer: a fetch must see every
+// available batch up to its limits, not just the rest of a chunk, or a
+// MinBytes wait larger than that rest would never be met by the data
+// already there.
 func (p *Partition) Read(offset int64, maxBytes int32, includeOne bool) (ReadResult, error) {
 	p.mu.RLock()
-	defer p.mu.RUnlock()
 	res := ReadResult{Offsets: p.offsetsLocked()}
 	if offset < p.logStart || offset > p.nextOffset {
+		p.mu.RUnlock()
 		return res, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, p.logStart, p.nextOffset)
 	}
 	i := p.batchIndexLocked(offset)
-	if i >= len(p.batches) {
+	if i >= len(p.batches) || (int64(p.batches[i].size) > int64(maxBytes) && !includeOne) {
+		p.mu.RUnlock()
 		return res, nil
 	}
-	first := p.batches[i]
-	if int64(first.size) > int64(maxBytes) && !includeOne {
+	j, size := i+1, int64(p.batches[i].size)
+	for ; j < len(p.batches) && size+int64(p.batches[j].size) <= int64(maxBytes); j++ {
+		size += int64(p.batches[j].size)
+	}
+	first, last := p.batches[i], p.batches[j-1]
+	if first.chunk == last.chunk {
+		// Batches in a chunk are back to back, so the run is one slice.
+		end := last.pos + last.size
+		res.Records = first.chunk.buf[first.pos:end:end]
+		p.mu.RUnlock()
 		return res, nil
 	}
-	end := first.pos + first.size
-	for j := i + 1; j < len(p.batches); j++ {
-		b := p.batches[j]
-		if b.chunk != first.chunk || int64(b.pos+b.size-first.pos) > int64(maxBytes) {
-			break
-		}
-		end = b.pos + b.size
+	pieces := make([][]byte, 0, j-i)
+	for _, b := range p.batches[i:j] {
+		pieces = append(pieces, b.chunk.buf[b.pos:b.pos+b.size])
 	}
-	res.Records = first.chunk.buf[first.pos:end:end]
+	p.mu.RUnlock()
+	// Published bytes never change, so the copy needs no lock.
+	res.Records = make([]byte, 0, size)
+	for _, piece := range pieces {
+		res.Records = append(res.Records, piece...)
+	}
 	return res, nil
 }
 

@@ -27,13 +27,21 @@ type appendedBatch struct {
 // a retry of a recent append, or an error when the sequence or epoch is
 // wrong:
 //
+//   - a producer this partition has no state for may start at any
+//     sequence, as Kafka's ProducerAppendInfo.checkSequence allows: Kafka
+//     drops a producer's state once retention or DeleteRecords removes its
+//     records, so it cannot tell a new producer from a forgotten one, and
+//     a client tested here must see the same answer;
 //   - an epoch older than the producer's current one: ErrInvalidProducerEpoch;
-//   - a new epoch (or an unknown producer) must start at sequence 0;
+//   - a new epoch of a known producer must start at sequence 0;
 //   - otherwise the batch must start right after the last appended sequence.
 func (p *Partition) checkSequenceLocked(h *BatchHeader) (*appendedBatch, error) {
 	ps := p.producers[h.ProducerID]
-	if ps == nil || h.ProducerEpoch != ps.epoch {
-		if ps != nil && h.ProducerEpoch < ps.epoch {
+	if ps == nil {
+		return nil, nil
+	}
+	if h.ProducerEpoch != ps.epoch {
+		if h.ProducerEpoch < ps.epoch {
 			return nil, fmt.Errorf("%w: producer %d epoch %d, current %d", ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, ps.epoch)
 		}
 		if h.BaseSequence != 0 {
