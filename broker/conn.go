@@ -24,6 +24,9 @@ const writeTimeout = 30 * time.Second
 // reuse; a bigger one (a large fetch) is dropped after the write.
 const keepResponseBuf = 1 << 20
 
+// keepFrameBuf is the largest request buffer a connection keeps for reuse.
+const keepFrameBuf = 2 << 20
+
 // conn is one client connection. Its goroutine reads a request, handles it
 // and writes the response before reading the next, so responses leave in
 // request order (clients rely on it) and a long-polling fetch holds only its
@@ -34,6 +37,11 @@ type conn struct {
 	nc  net.Conn
 	log *slog.Logger
 	buf []byte // response buffer, reused
+	// frame is the request buffer, reused: a request's byte fields (record
+	// batches, group metadata) alias it, so a handler must copy any bytes
+	// it keeps after it returns.
+	frame []byte
+	segs  [][]byte // write segments of a spliced Fetch response, reused
 }
 
 func newConn(b *Broker, l *listener, nc net.Conn) *conn {
@@ -47,13 +55,20 @@ func (c *conn) serve() {
 	r := bufio.NewReaderSize(c.nc, 32<<10)
 	maxFrame := c.b.cfg.props.int32("socket.request.max.bytes")
 	for {
-		frame, err := wire.ReadFrame(r, maxFrame)
+		frame, err := wire.ReadFrameInto(r, c.frame, maxFrame)
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
 		if !c.handleFrame(frame) {
 			return
+		}
+		// Keep the frame buffer for the next request unless it is large:
+		// an idle connection should not pin a big produce request.
+		if cap(frame) <= keepFrameBuf {
+			c.frame = frame[:0]
+		} else {
+			c.frame = nil
 		}
 	}
 }
@@ -145,11 +160,31 @@ func (c *conn) call(a *api, r *request) (resp kmsg.Response, err error) {
 	return a.handle(c.b, r)
 }
 
-// send encodes resp (its version set by the caller) and writes it in one call.
+// send encodes resp (its version set by the caller) and writes it in one
+// call. A Fetch response that carries enough record bytes goes out as one
+// vectored write whose record segments point into the partition logs, so
+// record bytes are never copied on the way out.
 func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
-	c.buf = wire.AppendResponse(c.buf[:0], correlationID, resp)
 	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
-	_, err := c.nc.Write(c.buf)
+	var err error
+	if fr, isFetch := resp.(*kmsg.FetchResponse); isFetch {
+		var spliced bool
+		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, fr)
+		if spliced {
+			bufs := net.Buffers(c.segs)
+			_, err = bufs.WriteTo(c.nc)
+			clear(c.segs) // drop the references into the logs
+			return c.sent(err)
+		}
+	}
+	c.buf = wire.AppendResponse(c.buf[:0], correlationID, resp)
+	_, err = c.nc.Write(c.buf)
+	return c.sent(err)
+}
+
+// sent finishes a write: it drops an oversized buffer and reports whether
+// the connection can go on.
+func (c *conn) sent(err error) bool {
 	if cap(c.buf) > keepResponseBuf {
 		c.buf = nil
 	}

@@ -11,7 +11,10 @@ import (
 // maxAPIKey bounds the dispatch table. Kafka's keys stay well below it.
 const maxAPIKey = 127
 
-// request is one decoded request with the connection it came on.
+// request is one decoded request with the connection it came on. Its byte
+// fields alias the connection's reused frame buffer: a handler that keeps
+// bytes from a request after returning must copy them (storage copies
+// produced batches into the log).
 type request struct {
 	conn   *conn
 	header wire.Header

@@ -7,10 +7,17 @@ import (
 	"sync"
 )
 
-// maxChunkBytes bounds one chunk of a partition log. Batches are copied into
-// chunks back to back, so a fetch of consecutive batches in one chunk is a
-// sub-slice, not a copy. A batch larger than this gets a chunk of its own.
-const maxChunkBytes = 1 << 20
+// Batches are copied into chunks back to back, so a fetch of consecutive
+// batches in one chunk is a sub-slice of the log, sent without a copy. A
+// partition's first chunk is small; each new one doubles, up to
+// maxChunkBytes, so small partitions stay small and busy ones get chunks
+// larger than a consumer's usual 1 MiB partition fetch (a read that does
+// cross chunks is copied). A chunk is never grown in place: growing would
+// copy every byte already in it on each doubling.
+const (
+	minChunkBytes = 4 << 10
+	maxChunkBytes = 4 << 20
+)
 
 // A chunk is append-only storage for consecutive batches. Bytes below len(buf)
 // never change once published, so readers hold sub-slices without a lock;
@@ -154,19 +161,15 @@ func (p *Partition) appendLocked(raw []byte, h *BatchHeader, opts AppendOptions)
 // reserveLocked returns a slice of n bytes at the end of the tail chunk,
 // starting a new chunk when the tail is full.
 func (p *Partition) reserveLocked(n int) []byte {
-	if p.tail == nil || (len(p.tail.buf) > 0 && len(p.tail.buf)+n > maxChunkBytes) {
-		p.tail = &chunk{buf: make([]byte, 0, max(n, 4096))}
+	if p.tail == nil || len(p.tail.buf)+n > cap(p.tail.buf) {
+		size := minChunkBytes
+		if p.tail != nil {
+			size = min(2*cap(p.tail.buf), maxChunkBytes)
+		}
+		p.tail = &chunk{buf: make([]byte, 0, max(n, size))}
 	}
-	buf := p.tail.buf
-	start, need := len(buf), len(buf)+n
-	if need > cap(buf) {
-		// Grow by doubling up to the chunk limit. Readers keep the old
-		// array through the sub-slices they hold; it is never written again.
-		grown := make([]byte, start, max(need, min(2*cap(buf), maxChunkBytes)))
-		copy(grown, buf)
-		buf = grown
-	}
-	p.tail.buf = buf[:need]
+	start, need := len(p.tail.buf), len(p.tail.buf)+n
+	p.tail.buf = p.tail.buf[:need]
 	return p.tail.buf[start:need:need]
 }
 

@@ -29,6 +29,13 @@ var (
 // than the limit. A clean EOF before the first byte returns io.EOF; a frame
 // cut short returns io.ErrUnexpectedEOF.
 func ReadFrame(r io.Reader, maxBytes int32) ([]byte, error) {
+	return ReadFrameInto(r, nil, maxBytes)
+}
+
+// ReadFrameInto is ReadFrame reading into buf when it is large enough, so a
+// connection can reuse one buffer for all its requests. The returned body
+// aliases buf: it is valid only until buf is used again.
+func ReadFrameInto(r io.Reader, buf []byte, maxBytes int32) ([]byte, error) {
 	var sizeBuf [4]byte
 	if _, err := io.ReadFull(r, sizeBuf[:]); err != nil {
 		return nil, err
@@ -37,7 +44,11 @@ func ReadFrame(r io.Reader, maxBytes int32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := make([]byte, size)
+	body := buf[:0]
+	if cap(body) < int(size) {
+		body = make([]byte, size)
+	}
+	body = body[:size]
 	if _, err := io.ReadFull(r, body); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
