@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -24,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/clientframes"
 	"github.com/sharebroker/sharebroker/wire"
 )
 
@@ -579,24 +578,12 @@ func TestBadInputStormKeepsServing(t *testing.T) {
 }
 
 // loadCapturedFrames reads the client frames in ../testdata/frames (size
-// prefix included), by file name.
+// prefix included), keyed by "<client>/<file>".
 func loadCapturedFrames(t *testing.T) map[string][]byte {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join("..", "testdata", "frames", "*", "*.hex"))
-	if err != nil || len(paths) == 0 {
-		t.Fatalf("no captured frames: %v", err)
-	}
-	frames := make(map[string][]byte)
-	for _, p := range paths {
-		text, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := hex.DecodeString(strings.Join(strings.Fields(string(text)), ""))
-		if err != nil {
-			t.Fatalf("%s: %v", p, err)
-		}
-		frames[filepath.Join(filepath.Base(filepath.Dir(p)), filepath.Base(p))] = f
+	frames, err := clientframes.Load(filepath.Join("..", "testdata", "frames"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return frames
 }

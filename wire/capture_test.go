@@ -33,6 +33,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/clientframes"
 	"github.com/sharebroker/sharebroker/wire"
 )
 
@@ -297,24 +298,12 @@ func runKafkaGo(ctx context.Context, t *testing.T, addr, topic string) {
 }
 
 // loadFrames returns every captured frame (size prefix included) under
-// ../testdata/frames, by file path.
+// ../testdata/frames, keyed by "<client>/<file>".
 func loadFrames(t testing.TB) map[string][]byte {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(framesDir, "*", "*.hex"))
+	frames, err := clientframes.Load(framesDir)
 	if err != nil {
 		t.Fatal(err)
-	}
-	frames := make(map[string][]byte)
-	for _, path := range paths {
-		text, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		frame, err := hex.DecodeString(strings.Join(strings.Fields(string(text)), ""))
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		frames[path] = frame
 	}
 	return frames
 }
