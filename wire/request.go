@@ -56,15 +56,14 @@ func ParseHeader(frame []byte) (Header, []byte, error) {
 		return h, nil, fmt.Errorf("%w: client ID length %d", ErrShortHeader, idLen)
 	}
 
-	req := kmsg.RequestForKey(h.APIKey)
-	if req == nil {
+	maxV, flexibleFrom, known := versionInfo(h.APIKey)
+	if !known {
 		return h, rest, fmt.Errorf("%w: %d", ErrUnknownAPIKey, h.APIKey)
 	}
-	if h.APIVersion < 0 || h.APIVersion > req.MaxVersion() {
+	if h.APIVersion < 0 || h.APIVersion > maxV {
 		return h, rest, fmt.Errorf("%w: %s v%d", ErrUnsupportedVersion, kmsg.NameForKey(h.APIKey), h.APIVersion)
 	}
-	req.SetVersion(h.APIVersion)
-	if req.IsFlexible() {
+	if h.APIVersion >= flexibleFrom {
 		h.Flexible = true
 		var err error
 		if rest, err = skipTags(rest); err != nil {
@@ -121,4 +120,41 @@ func uvarint(b []byte) (uint64, []byte, error) {
 		return 0, nil, fmt.Errorf("%w: bad varint in tagged fields", ErrShortHeader)
 	}
 	return v, b[n:], nil
+}
+
+// keyInfo is what the header parser needs to know of an API key: the
+// newest version kmsg decodes and the first version whose request header
+// carries tagged fields (flexible versions, KIP-482). It is computed once,
+// so parsing a header allocates nothing.
+type keyInfo struct {
+	known        bool
+	maxVersion   int16
+	flexibleFrom int16 // maxVersion+1 when no version is flexible
+}
+
+var keyInfos = func() (infos [1 << 8]keyInfo) {
+	for key := range int16(len(infos)) {
+		req := kmsg.RequestForKey(key)
+		if req == nil {
+			continue
+		}
+		info := keyInfo{known: true, maxVersion: req.MaxVersion(), flexibleFrom: req.MaxVersion() + 1}
+		for v := int16(0); v <= info.maxVersion; v++ {
+			req.SetVersion(v)
+			if req.IsFlexible() {
+				info.flexibleFrom = v
+				break
+			}
+		}
+		infos[key] = info
+	}
+	return infos
+}()
+
+func versionInfo(key int16) (maxVersion, flexibleFrom int16, known bool) {
+	if key < 0 || int(key) >= len(keyInfos) || !keyInfos[key].known {
+		return 0, 0, false
+	}
+	info := keyInfos[key]
+	return info.maxVersion, info.flexibleFrom, true
 }
