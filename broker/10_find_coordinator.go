@@ -1,0 +1,90 @@
+package broker
+
+// FindCoordinator (key 10), v0-v6.
+//
+//   - This node coordinates everything: every group (key type 0, share
+//     groups included), every transactional ID (type 1) and every share
+//     partition's state (type 2), so each key is answered with our node at
+//     the advertised address of the listener the client connected to.
+//   - An empty key answers INVALID_REQUEST, as Kafka does for a group or
+//     transactional ID it cannot hash.
+//   - Key type 2 (SHARE) exists from v6 and takes "groupId:topicId:partition";
+//     before v6, or malformed, it answers INVALID_REQUEST. Any other type
+//     answers INVALID_REQUEST.
+//   - v0-v3 carry one key and answer one coordinator; v4+ carry many
+//     (CoordinatorKeys) and answer one entry per key.
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Coordinator key types.
+const (
+	coordinatorGroup       = 0
+	coordinatorTransaction = 1
+	coordinatorShare       = 2
+)
+
+func init() { register(10, 0, 6, handleFindCoordinator) }
+
+func handleFindCoordinator(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	l := r.conn.l
+	if req.Version < 4 {
+		err := validateCoordinatorKey(req.Version, req.CoordinatorType, req.CoordinatorKey)
+		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
+		resp.NodeID, resp.Host, resp.Port = b.cfg.NodeID, l.advertiseHost, l.advertisePort
+		if err != nil {
+			resp.NodeID, resp.Host, resp.Port = -1, "", -1
+		}
+		return resp, nil
+	}
+	for _, key := range req.CoordinatorKeys {
+		c := kmsg.NewFindCoordinatorResponseCoordinator()
+		c.Key = key
+		err := validateCoordinatorKey(req.Version, req.CoordinatorType, key)
+		c.ErrorCode, c.ErrorMessage = codeFor(err), errMessage(err)
+		c.NodeID, c.Host, c.Port = b.cfg.NodeID, l.advertiseHost, l.advertisePort
+		if err != nil {
+			c.NodeID, c.Host, c.Port = -1, "", -1
+		}
+		resp.Coordinators = append(resp.Coordinators, c)
+	}
+	return resp, nil
+}
+
+func validateCoordinatorKey(version int16, keyType int8, key string) error {
+	switch keyType {
+	case coordinatorGroup, coordinatorTransaction:
+		if key == "" {
+			return fmt.Errorf("%w: empty coordinator key", errInvalidRequest)
+		}
+		return nil
+	case coordinatorShare:
+		if version < 6 {
+			return fmt.Errorf("%w: key type 2 (share) needs FindCoordinator v6+", errInvalidRequest)
+		}
+		// groupId:topicId:partition; the group ID itself may hold colons,
+		// so the last two fields are split from the right.
+		rest, partition, ok1 := cutLast(key, ":")
+		group, topicID, ok2 := cutLast(rest, ":")
+		if _, err := strconv.ParseInt(partition, 10, 32); !ok1 || !ok2 || group == "" || topicID == "" || err != nil {
+			return fmt.Errorf("%w: share coordinator key %q is not groupId:topicId:partition", errInvalidRequest, key)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: unknown coordinator key type %d", errInvalidRequest, keyType)
+}
+
+func cutLast(s, sep string) (before, after string, found bool) {
+	i := strings.LastIndex(s, sep)
+	if i < 0 {
+		return s, "", false
+	}
+	return s[:i], s[i+len(sep):], true
+}
