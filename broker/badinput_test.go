@@ -26,9 +26,6 @@ import (
 	"github.com/sharebroker/sharebroker/wire"
 )
 
-// ioTimeout bounds every read and write of the raw test client.
-const ioTimeout = 10 * time.Second
-
 // logLine is one captured log record with its attributes as strings,
 // including those added with Logger.With.
 type logLine struct {
@@ -143,102 +140,6 @@ func (h *captureHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 }
 
 func (h *captureHandler) WithGroup(string) slog.Handler { return h }
-
-// rawConn is a bare Kafka connection for sending exactly the bytes a test
-// wants and reading the answer.
-type rawConn struct {
-	t     testing.TB
-	nc    net.Conn
-	corr  int32
-	limit int32
-}
-
-func dialRaw(t testing.TB, addr string) *rawConn {
-	t.Helper()
-	nc, err := net.DialTimeout("tcp", addr, ioTimeout)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &rawConn{t: t, nc: nc, limit: wire.DefaultMaxFrameBytes}
-}
-
-func (c *rawConn) addr() string { return c.nc.LocalAddr().String() }
-
-func (c *rawConn) write(b []byte) {
-	c.t.Helper()
-	c.nc.SetWriteDeadline(time.Now().Add(ioTimeout))
-	if _, err := c.nc.Write(b); err != nil {
-		c.t.Fatalf("write: %v", err)
-	}
-}
-
-// frame builds a request frame (size prefix included) for req.
-func (c *rawConn) frame(req kmsg.Request) []byte {
-	c.corr++
-	return kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw-test")).AppendRequest(nil, req, c.corr)
-}
-
-// request sends req at its set version and returns the decoded response.
-func (c *rawConn) request(req kmsg.Request) kmsg.Response {
-	c.t.Helper()
-	c.write(c.frame(req))
-	resp := req.ResponseKind()
-	resp.SetVersion(req.GetVersion())
-	c.readResponse(resp)
-	return resp
-}
-
-// readResponse reads one response frame into resp, whose version is set.
-func (c *rawConn) readResponse(resp kmsg.Response) {
-	c.t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(ioTimeout))
-	body, err := wire.ReadFrame(c.nc, c.limit)
-	if err != nil {
-		c.t.Fatalf("reading %s response: %v", kmsg.NameForKey(resp.Key()), err)
-	}
-	if len(body) < 4 || int32(binary.BigEndian.Uint32(body)) != c.corr {
-		c.t.Fatalf("response does not answer correlation ID %d", c.corr)
-	}
-	body = body[4:]
-	if resp.IsFlexible() && resp.Key() != 18 {
-		body = body[1:] // the header's empty tag section
-	}
-	if err := resp.ReadFrom(body); err != nil {
-		c.t.Fatalf("decoding %s v%d response: %v", kmsg.NameForKey(resp.Key()), resp.GetVersion(), err)
-	}
-}
-
-// expectClosed waits, bounded, for the broker to close the connection.
-func (c *rawConn) expectClosed() {
-	c.t.Helper()
-	c.nc.SetReadDeadline(time.Now().Add(ioTimeout))
-	var buf [64]byte
-	for {
-		n, err := c.nc.Read(buf[:])
-		if n > 0 {
-			c.t.Fatalf("got %d bytes instead of a closed connection: %x", n, buf[:n])
-		}
-		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
-			return
-		case err != nil:
-			c.t.Fatalf("connection not closed: %v", err)
-		}
-	}
-}
-
-// expectOpen proves the connection still works with an ApiVersions
-// round trip; after it, every log line about earlier requests is written.
-func (c *rawConn) expectOpen() {
-	c.t.Helper()
-	req := kmsg.NewPtrApiVersionsRequest()
-	req.Version = 3
-	req.ClientSoftwareName, req.ClientSoftwareVersion = "raw", "1"
-	if resp := c.request(req).(*kmsg.ApiVersionsResponse); resp.ErrorCode != 0 || len(resp.ApiKeys) == 0 {
-		c.t.Fatalf("ApiVersions after the bad request: error %d, %d keys", resp.ErrorCode, len(resp.ApiKeys))
-	}
-}
 
 // rawHeader builds a v1 request header.
 func rawHeader(key, version int16, corr int32) []byte {

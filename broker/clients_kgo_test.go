@@ -319,7 +319,7 @@ func TestKgoConsumeFromMidBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The test means something only if offset 57 is not a batch's first.
-	for _, b := range dialWire(t, addr).fetchAll(topic, 0) {
+	for _, b := range dialRaw(t, addr).fetchAll(topic, 0) {
 		if b.FirstOffset == 57 {
 			t.Fatalf("offset 57 starts a batch; the producer did not batch as expected")
 		}

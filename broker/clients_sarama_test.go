@@ -163,7 +163,7 @@ func TestSaramaIdempotentProducer(t *testing.T) {
 
 	// The batches on the log carry the producer ID sarama was given and
 	// consecutive sequences.
-	batches := dialWire(t, addr).fetchAll(topic, 0)
+	batches := dialRaw(t, addr).fetchAll(topic, 0)
 	if countRecords(batches) != n {
 		t.Fatalf("log holds %d records, want %d", countRecords(batches), n)
 	}

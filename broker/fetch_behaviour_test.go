@@ -68,9 +68,9 @@ func decodeFetch(t *testing.T, resp kmsg.Response) []fetched {
 func TestFetchLongPollWokenByAppend(t *testing.T) {
 	clock, addr, base := manualBroker(t, nil)
 	const topic = "long-poll"
-	producer := dialWire(t, addr)
+	producer := dialRaw(t, addr)
 	producer.createTopics(topic)
-	fetcher := dialWire(t, addr)
+	fetcher := dialRaw(t, addr)
 
 	// An hour of MaxWait on a clock nobody advances: only the append can
 	// end this fetch.
@@ -97,9 +97,9 @@ func TestFetchLongPollWokenByAppend(t *testing.T) {
 func TestFetchMaxWaitExpires(t *testing.T) {
 	clock, addr, base := manualBroker(t, nil)
 	const topic = "max-wait"
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	c.createTopics(topic)
-	fetcher := dialWire(t, addr)
+	fetcher := dialRaw(t, addr)
 
 	req := fetchReq(topic, 0, 0)
 	req.MaxWaitMillis = 500
@@ -122,7 +122,7 @@ func TestFetchMaxWaitExpires(t *testing.T) {
 	// MaxWait 0 answers at once whatever MinBytes asks.
 	req.MaxWaitMillis = 0
 	req.MinBytes = 1 << 20
-	got = decodeFetch(t, fetcher.do(req))
+	got = decodeFetch(t, fetcher.request(req))
 	if len(got) != 1 || len(got[0].batches) != 0 {
 		t.Fatalf("MaxWait 0: want one empty partition, got %d", len(got))
 	}
@@ -131,9 +131,9 @@ func TestFetchMaxWaitExpires(t *testing.T) {
 func TestFetchMinBytes(t *testing.T) {
 	clock, addr, base := manualBroker(t, nil)
 	const topic = "min-bytes"
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	c.createTopics(topic)
-	fetcher := dialWire(t, addr)
+	fetcher := dialRaw(t, addr)
 
 	small := plainBatch(1).build()
 	req := fetchReq(topic, 0, 0)
@@ -158,7 +158,7 @@ func TestFetchMinBytes(t *testing.T) {
 func TestFetchMinBytesAcrossChunks(t *testing.T) {
 	_, addr, _ := manualBroker(t, nil)
 	const topic = "min-bytes-chunks"
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	c.createTopics(topic)
 
 	total := 0
@@ -191,7 +191,7 @@ func TestFetchMinBytesAcrossChunks(t *testing.T) {
 func TestFetchByteLimits(t *testing.T) {
 	_, addr, _ := manualBroker(t, map[string]string{"num.partitions": "2"})
 	const topic = "byte-limits"
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	c.createTopics(topic)
 	spec := plainBatch(1)
 	spec.valueBytes = 1000
@@ -218,7 +218,7 @@ func TestFetchByteLimits(t *testing.T) {
 		for i := range req.Topics[0].Partitions {
 			req.Topics[0].Partitions[i].PartitionMaxBytes = partMax
 		}
-		got := decodeFetch(t, c.do(req))
+		got := decodeFetch(t, c.request(req))
 		if len(got) != 2 {
 			t.Fatalf("want 2 partitions, got %d", len(got))
 		}
@@ -257,7 +257,7 @@ func TestFetchByteLimits(t *testing.T) {
 func TestFetchOffsetOutOfRange(t *testing.T) {
 	_, addr, _ := manualBroker(t, nil)
 	const topic = "out-of-range"
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	c.createTopics(topic)
 	wantCode(t, "produce", c.produce(topic, 0, plainBatch(3).build()).ErrorCode, nil)
 
@@ -294,14 +294,14 @@ func TestFetchOffsetOutOfRange(t *testing.T) {
 func TestTopicIDs(t *testing.T) {
 	_, addr, _ := manualBroker(t, nil)
 	const topic = "by-id"
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	c.createTopics(topic)
 	md := kmsg.NewPtrMetadataRequest()
 	md.SetVersion(rawMetadataVersion)
 	mt := kmsg.NewMetadataRequestTopic()
 	mt.Topic = kmsg.StringPtr(topic)
 	md.Topics = append(md.Topics, mt)
-	id := c.do(md).(*kmsg.MetadataResponse).Topics[0].TopicID
+	id := c.request(md).(*kmsg.MetadataResponse).Topics[0].TopicID
 	if id == [16]byte{} {
 		t.Fatal("Metadata returned a zero topic ID")
 	}
@@ -312,7 +312,7 @@ func TestTopicIDs(t *testing.T) {
 		req := produceReq("", 0, -1, plainBatch(2).build())
 		req.SetVersion(13)
 		req.Topics[0].TopicID = topicID
-		return c.do(req).(*kmsg.ProduceResponse).Topics[0]
+		return c.request(req).(*kmsg.ProduceResponse).Topics[0]
 	}
 	st := produce(id)
 	wantCode(t, "produce by ID", st.Partitions[0].ErrorCode, nil)
@@ -326,7 +326,7 @@ func TestTopicIDs(t *testing.T) {
 		req.SetVersion(17)
 		req.Topics[0].TopicID = topicID
 		req.Topics[0].Partitions[0].CurrentLeaderEpoch = leaderEpoch
-		resp := c.do(req).(*kmsg.FetchResponse)
+		resp := c.request(req).(*kmsg.FetchResponse)
 		if resp.Topics[0].TopicID != topicID {
 			t.Fatalf("fetch response names topic %x, want %x", resp.Topics[0].TopicID, topicID)
 		}
@@ -345,7 +345,7 @@ func TestTopicIDs(t *testing.T) {
 // with a long MaxWait, since no append could wake it.
 func TestFetchNoPartitions(t *testing.T) {
 	_, addr, _ := manualBroker(t, nil)
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	req := fetchReq("x", 0, 0)
 	req.Topics = nil
 	req.MaxWaitMillis = 3_600_000

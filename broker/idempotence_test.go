@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -34,85 +33,9 @@ const (
 	rawMetadataVersion = 12
 )
 
-// wireConn is one Kafka connection driven by hand.
-type wireConn struct {
-	t    testing.TB
-	nc   net.Conn
-	r    *bufio.Reader
-	f    *kmsg.RequestFormatter
-	corr int32
-}
-
-func dialWire(t testing.TB, addr string) *wireConn {
-	t.Helper()
-	nc, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatalf("dial %s: %v", addr, err)
-	}
-	t.Cleanup(func() { nc.Close() })
-	return &wireConn{t: t, nc: nc, r: bufio.NewReader(nc), f: kmsg.NewRequestFormatter(kmsg.FormatterClientID("raw-test"))}
-}
-
-// send writes req and returns its correlation ID.
-func (c *wireConn) send(req kmsg.Request) int32 {
-	c.t.Helper()
-	c.corr++
-	if _, err := c.nc.Write(c.f.AppendRequest(nil, req, c.corr)); err != nil {
-		c.t.Fatalf("write %s: %v", kmsg.NameForKey(req.Key()), err)
-	}
-	return c.corr
-}
-
-// recv reads the next response, which must answer req (sent with
-// correlation ID corr), within the connection deadline d.
-func (c *wireConn) recv(req kmsg.Request, corr int32, d time.Duration) kmsg.Response {
-	c.t.Helper()
-	resp, err := c.tryRecv(req, corr, d)
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	return resp
-}
-
-func (c *wireConn) tryRecv(req kmsg.Request, corr int32, d time.Duration) (kmsg.Response, error) {
-	c.nc.SetReadDeadline(time.Now().Add(d))
-	var size [4]byte
-	if _, err := io.ReadFull(c.r, size[:]); err != nil {
-		return nil, fmt.Errorf("read %s response size: %w", kmsg.NameForKey(req.Key()), err)
-	}
-	body := make([]byte, binary.BigEndian.Uint32(size[:]))
-	if _, err := io.ReadFull(c.r, body); err != nil {
-		return nil, fmt.Errorf("read %s response: %w", kmsg.NameForKey(req.Key()), err)
-	}
-	if got := int32(binary.BigEndian.Uint32(body)); got != corr {
-		return nil, fmt.Errorf("%s: response has correlation ID %d, want %d", kmsg.NameForKey(req.Key()), got, corr)
-	}
-	body = body[4:]
-	resp := req.ResponseKind()
-	resp.SetVersion(req.GetVersion())
-	// Flexible responses carry a tag section in the header, except
-	// ApiVersions, whose header stays v0 so any client can parse it.
-	if resp.IsFlexible() && req.Key() != 18 {
-		if len(body) == 0 || body[0] != 0 {
-			return nil, fmt.Errorf("%s: unexpected response header tags", kmsg.NameForKey(req.Key()))
-		}
-		body = body[1:]
-	}
-	if err := resp.ReadFrom(body); err != nil {
-		return nil, fmt.Errorf("decode %s response: %w", kmsg.NameForKey(req.Key()), err)
-	}
-	return resp, nil
-}
-
-// do sends req and waits up to 10 s for its response.
-func (c *wireConn) do(req kmsg.Request) kmsg.Response {
-	c.t.Helper()
-	return c.recv(req, c.send(req), 10*time.Second)
-}
-
 // createTopics creates topics through Metadata auto-creation, with the
 // broker's num.partitions.
-func (c *wireConn) createTopics(topics ...string) {
+func (c *rawConn) createTopics(topics ...string) {
 	c.t.Helper()
 	req := kmsg.NewPtrMetadataRequest()
 	req.SetVersion(rawMetadataVersion)
@@ -122,7 +45,7 @@ func (c *wireConn) createTopics(topics ...string) {
 		rt.Topic = kmsg.StringPtr(topic)
 		req.Topics = append(req.Topics, rt)
 	}
-	resp := c.do(req).(*kmsg.MetadataResponse)
+	resp := c.request(req).(*kmsg.MetadataResponse)
 	for _, t := range resp.Topics {
 		if err := kerr.ErrorForCode(t.ErrorCode); err != nil {
 			c.t.Fatalf("create %s: %v", *t.Topic, err)
@@ -130,12 +53,12 @@ func (c *wireConn) createTopics(topics ...string) {
 	}
 }
 
-func (c *wireConn) initProducerID(id int64, epoch int16) (int64, int16) {
+func (c *rawConn) initProducerID(id int64, epoch int16) (int64, int16) {
 	c.t.Helper()
 	req := kmsg.NewPtrInitProducerIDRequest()
 	req.SetVersion(5)
 	req.ProducerID, req.ProducerEpoch = id, epoch
-	resp := c.do(req).(*kmsg.InitProducerIDResponse)
+	resp := c.request(req).(*kmsg.InitProducerIDResponse)
 	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
 		c.t.Fatalf("InitProducerId: %v", err)
 	}
@@ -159,9 +82,9 @@ func produceReq(topic string, partition int32, acks int16, batch []byte) *kmsg.P
 }
 
 // produce sends one batch with acks=-1 and returns the partition's answer.
-func (c *wireConn) produce(topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
+func (c *rawConn) produce(topic string, partition int32, batch []byte) kmsg.ProduceResponseTopicPartition {
 	c.t.Helper()
-	resp := c.do(produceReq(topic, partition, -1, batch)).(*kmsg.ProduceResponse)
+	resp := c.request(produceReq(topic, partition, -1, batch)).(*kmsg.ProduceResponse)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
 		c.t.Fatalf("produce: response has %d topics, want one topic with one partition", len(resp.Topics))
 	}
@@ -190,9 +113,9 @@ func fetchReq(topic string, partition int32, offset int64) *kmsg.FetchRequest {
 }
 
 // fetchAll reads a whole partition with MaxWait 0 and returns its batches.
-func (c *wireConn) fetchAll(topic string, partition int32) []kmsg.RecordBatch {
+func (c *rawConn) fetchAll(topic string, partition int32) []kmsg.RecordBatch {
 	c.t.Helper()
-	resp := c.do(fetchReq(topic, partition, 0)).(*kmsg.FetchResponse)
+	resp := c.request(fetchReq(topic, partition, 0)).(*kmsg.FetchResponse)
 	sp := resp.Topics[0].Partitions[0]
 	if err := kerr.ErrorForCode(sp.ErrorCode); err != nil {
 		c.t.Fatalf("fetch %s/%d: %v", topic, partition, err)
@@ -300,7 +223,7 @@ func wantCode(t testing.TB, what string, got int16, want *kerr.Error) {
 
 func TestIdempotentProduce(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{})
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	const topic = "idem"
 	c.createTopics(topic)
 
@@ -405,7 +328,7 @@ func TestIdempotentProduce(t *testing.T) {
 
 func TestProduceErrors(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{Props: map[string]string{"message.max.bytes": "2048"}})
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	const topic = "produce-errors"
 	c.createTopics(topic)
 
@@ -418,7 +341,7 @@ func TestProduceErrors(t *testing.T) {
 
 	t.Run("bad acks", func(t *testing.T) {
 		for _, acks := range []int16{2, -2} {
-			resp := c.do(produceReq(topic, 0, acks, plainBatch(1).build())).(*kmsg.ProduceResponse)
+			resp := c.request(produceReq(topic, 0, acks, plainBatch(1).build())).(*kmsg.ProduceResponse)
 			wantCode(t, fmt.Sprintf("acks=%d", acks), resp.Topics[0].Partitions[0].ErrorCode, kerr.InvalidRequiredAcks)
 		}
 		if n := countRecords(c.fetchAll(topic, 0)); n != 0 {
@@ -448,7 +371,7 @@ func TestProduceErrors(t *testing.T) {
 
 func TestProduceAcksZero(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{})
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	const topic = "acks-zero"
 	c.createTopics(topic)
 
@@ -469,7 +392,7 @@ func TestProduceAcksZero(t *testing.T) {
 
 func TestProduceAcksZeroErrorClosesConnection(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{})
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	// A failed acks=0 produce has no response to carry the error, so the
 	// broker closes the connection instead (as Kafka does); the producer
 	// notices and refreshes its metadata.
@@ -494,7 +417,7 @@ func TestLogAppendTime(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{Clock: clock, Props: map[string]string{
 		"log.message.timestamp.type": "LogAppendTime",
 	}})
-	c := dialWire(t, addr)
+	c := dialRaw(t, addr)
 	const topic = "append-time"
 	c.createTopics(topic)
 
