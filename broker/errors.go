@@ -44,6 +44,12 @@ func codeFor(err error) int16 {
 		return kerr.TopicDeletionDisabled.Code
 	case errors.Is(err, errInvalidConfig):
 		return kerr.InvalidConfig.Code
+	case errors.Is(err, errShareSessionNotFound):
+		return kerr.ShareSessionNotFound.Code
+	case errors.Is(err, errInvalidShareSessionEpoch):
+		return kerr.InvalidShareSessionEpoch.Code
+	case errors.Is(err, errShareSessionLimit):
+		return kerr.ShareSessionLimitReached.Code
 	case errors.Is(err, errInvalidRequest):
 		return kerr.InvalidRequest.Code
 	case errors.Is(err, errInvalidReplicationFactor):

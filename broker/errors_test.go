@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"errors"
 	"fmt"
 	"testing"
 
@@ -9,9 +10,9 @@ import (
 	"github.com/sharebroker/sharebroker/storage"
 )
 
-// TestCodeForAdminErrors covers the sentinels the admin APIs return, each
-// wrapped as the handlers wrap them.
-func TestCodeForAdminErrors(t *testing.T) {
+// TestCodeFor covers every sentinel codeFor maps, each wrapped as the
+// handlers wrap them.
+func TestCodeFor(t *testing.T) {
 	tests := []struct {
 		err  error
 		want *kerr.Error
@@ -28,6 +29,20 @@ func TestCodeForAdminErrors(t *testing.T) {
 		{errInvalidReplicationFactor, kerr.InvalidReplicationFactor},
 		{errInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
 		{errMismatchedEndpointType, kerr.MismatchedEndpointType},
+		{storage.ErrCorruptMessage, kerr.CorruptMessage},
+		{storage.ErrInvalidRecord, kerr.InvalidRecord},
+		{storage.ErrMessageTooLarge, kerr.MessageTooLarge},
+		{storage.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
+		{storage.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
+		{storage.ErrInvalidTimestamp, kerr.InvalidTimestamp},
+		{storage.ErrPolicyViolation, kerr.PolicyViolation},
+		{errShareSessionNotFound, kerr.ShareSessionNotFound},
+		{errInvalidShareSessionEpoch, kerr.InvalidShareSessionEpoch},
+		{errShareSessionLimit, kerr.ShareSessionLimitReached},
+		{errors.New("anything else"), kerr.UnknownServerError},
+	}
+	if codeFor(nil) != 0 {
+		t.Fatal("codeFor(nil) is not 0")
 	}
 	for _, tt := range tests {
 		t.Run(tt.want.Message, func(t *testing.T) {
