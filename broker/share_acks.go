@@ -1,0 +1,103 @@
+package broker
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// Acknowledgement types on the wire (KIP-932, KIP-1222).
+const (
+	ackGap     = 0
+	ackAccept  = 1
+	ackRelease = 2
+	ackReject  = 3
+	ackRenew   = 4 // v2+, only with IsRenewAck
+)
+
+// maxShareMemberIDLen is the longest member ID a share request may carry:
+// clients send a UUID string.
+const maxShareMemberIDLen = 36
+
+// wireAckBatch is one acknowledgement batch as ShareFetch and
+// ShareAcknowledge both carry it (kmsg has a type per request).
+type wireAckBatch struct {
+	first, last int64 // inclusive
+	types       []int8
+}
+
+func fetchAckBatches(in []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) []wireAckBatch {
+	out := make([]wireAckBatch, len(in))
+	for i, b := range in {
+		out[i] = wireAckBatch{first: b.FirstOffset, last: b.LastOffset, types: b.AcknowledgeTypes}
+	}
+	return out
+}
+
+func ackRequestAckBatches(in []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch) []wireAckBatch {
+	out := make([]wireAckBatch, len(in))
+	for i, b := range in {
+		out[i] = wireAckBatch{first: b.FirstOffset, last: b.LastOffset, types: b.AcknowledgeTypes}
+	}
+	return out
+}
+
+// validateAckBatches applies the request-level rules of share-groups.md
+// §2.5 and §2.6 to one partition's batches, in Kafka's order. The first
+// broken rule rejects every batch of the partition with INVALID_REQUEST;
+// the share partition then checks offsets and ownership.
+func validateAckBatches(version int16, isRenewAck bool, batches []wireAckBatch) error {
+	maxType := int8(ackReject)
+	if version >= 2 {
+		maxType = ackRenew
+	}
+	for i, b := range batches {
+		switch {
+		case b.first > b.last:
+			return fmt.Errorf("%w: acknowledgement batch %d-%d is inverted", errInvalidRequest, b.first, b.last)
+		case i > 0 && b.first < batches[i-1].last:
+			// Kafka compares with <, so a batch may start on the previous
+			// batch's last offset.
+			return fmt.Errorf("%w: acknowledgement batch %d-%d overlaps the one before (ending %d)", errInvalidRequest, b.first, b.last, batches[i-1].last)
+		case len(b.types) == 0:
+			return fmt.Errorf("%w: acknowledgement batch %d-%d has no types", errInvalidRequest, b.first, b.last)
+		case len(b.types) > 1 && int64(len(b.types)) != b.last-b.first+1:
+			return fmt.Errorf("%w: acknowledgement batch %d-%d has %d types; want 1 or one per offset", errInvalidRequest, b.first, b.last, len(b.types))
+		}
+		for _, t := range b.types {
+			switch {
+			case t < 0 || t > maxType:
+				return fmt.Errorf("%w: acknowledge type %d is not valid at v%d", errInvalidRequest, t, version)
+			case t == ackRenew && !isRenewAck:
+				return fmt.Errorf("%w: acknowledge type 4 (renew) needs IsRenewAck", errInvalidRequest)
+			}
+		}
+	}
+	return nil
+}
+
+// validateShareMemberID checks the member ID of a ShareFetch or
+// ShareAcknowledge: present, non-empty, at most 36 characters.
+func validateShareMemberID(id *string) error {
+	switch {
+	case id == nil || *id == "":
+		return fmt.Errorf("%w: member ID is empty", errInvalidRequest)
+	case len(*id) > maxShareMemberIDLen:
+		return fmt.Errorf("%w: member ID of %d characters, at most %d", errInvalidRequest, len(*id), maxShareMemberIDLen)
+	}
+	return nil
+}
+
+// validateRenewFetch applies §2.6: a ShareFetch with IsRenewAck only
+// acknowledges, so every fetch limit must be zero. BatchSize and
+// ShareAcquireMode are not checked, as in Kafka.
+func validateRenewFetch(req *kmsg.ShareFetchRequest) error {
+	if !req.IsRenewAck {
+		return nil
+	}
+	if req.MaxBytes != 0 || req.MinBytes != 0 || req.MaxRecords != 0 || req.MaxWaitMillis != 0 {
+		return fmt.Errorf("%w: a renew fetch (IsRenewAck) must set MaxBytes, MinBytes, MaxRecords and MaxWaitMs to 0; got %d, %d, %d, %d",
+			errInvalidRequest, req.MaxBytes, req.MinBytes, req.MaxRecords, req.MaxWaitMillis)
+	}
+	return nil
+}
