@@ -35,6 +35,8 @@ type batchMeta struct {
 	pos          int32 // start of the batch in chunk.buf
 	size         int32
 	maxTimestamp int64
+	producerID   int64
+	attributes   int16
 }
 
 // Partition is one partition's log: the record batches producers sent, with
@@ -149,7 +151,7 @@ func (p *Partition) appendLocked(raw []byte, h *BatchHeader, opts AppendOptions)
 		maxTs = opts.NowMs
 		res.LogAppendTime = opts.NowMs
 	}
-	p.publishLocked(stored, base, base+int64(h.LastOffsetDelta), maxTs)
+	p.publishLocked(stored, h, base, maxTs)
 	if h.ProducerID >= 0 {
 		p.recordSequenceLocked(h, base, res.LogAppendTime)
 	}
@@ -174,7 +176,8 @@ func (p *Partition) reserveLocked(n int) []byte {
 }
 
 // publishLocked indexes the batch just written at the end of the tail chunk.
-func (p *Partition) publishLocked(stored []byte, base, last, maxTs int64) {
+func (p *Partition) publishLocked(stored []byte, h *BatchHeader, base, maxTs int64) {
+	last := base + int64(h.LastOffsetDelta)
 	p.batches = append(p.batches, batchMeta{
 		baseOffset:   base,
 		lastOffset:   last,
@@ -182,6 +185,8 @@ func (p *Partition) publishLocked(stored []byte, base, last, maxTs int64) {
 		pos:          int32(len(p.tail.buf) - len(stored)),
 		size:         int32(len(stored)),
 		maxTimestamp: maxTs,
+		producerID:   h.ProducerID,
+		attributes:   h.Attributes,
 	})
 	p.nextOffset = last + 1
 	p.bytes += int64(len(stored))
@@ -223,25 +228,91 @@ func (p *Partition) Read(offset int64, maxBytes int32, includeOne bool) (ReadRes
 	for ; j < len(p.batches) && size+int64(p.batches[j].size) <= int64(maxBytes); j++ {
 		size += int64(p.batches[j].size)
 	}
+	res.Records = p.spanRUnlock(i, j, size)
+	return res, nil
+}
+
+// spanRUnlock returns batches [i, j) back to back, size bytes in all, and
+// releases the read lock it was called with. Batches in one chunk are one
+// sub-slice of it; a run across chunks is copied, after the lock is
+// released (published bytes never change).
+func (p *Partition) spanRUnlock(i, j int, size int64) []byte {
 	first, last := p.batches[i], p.batches[j-1]
 	if first.chunk == last.chunk {
 		// Batches in a chunk are back to back, so the run is one slice.
 		end := last.pos + last.size
-		res.Records = first.chunk.buf[first.pos:end:end]
 		p.mu.RUnlock()
-		return res, nil
+		return first.chunk.buf[first.pos:end:end]
 	}
 	pieces := make([][]byte, 0, j-i)
 	for _, b := range p.batches[i:j] {
 		pieces = append(pieces, b.chunk.buf[b.pos:b.pos+b.size])
 	}
 	p.mu.RUnlock()
-	// Published bytes never change, so the copy needs no lock.
-	res.Records = make([]byte, 0, size)
+	out := make([]byte, 0, size)
 	for _, piece := range pieces {
-		res.Records = append(res.Records, piece...)
+		out = append(out, piece...)
 	}
-	return res, nil
+	return out
+}
+
+// BatchInfo describes one stored batch.
+type BatchInfo struct {
+	BaseOffset, LastOffset int64
+	Bytes                  int32
+	ProducerID             int64
+	Control                bool // a transaction marker: commit or abort
+	Transactional          bool
+}
+
+// Batches describes the stored batches from the one that holds offset, in
+// order, stopping before the one that would take the total past maxBytes
+// (the first is always included) or that starts at or after endOffset.
+// Share fetches use it to align acquisitions to producer batches. An offset
+// outside the log returns ErrOffsetOutOfRange with the bounds.
+func (p *Partition) Batches(offset, endOffset int64, maxBytes int32) ([]BatchInfo, Offsets, error) {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	offs := p.offsetsLocked()
+	if offset < p.logStart || offset > p.nextOffset {
+		return nil, offs, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, p.logStart, p.nextOffset)
+	}
+	var out []BatchInfo
+	total := int64(0)
+	for _, b := range p.batches[p.batchIndexLocked(offset):] {
+		if b.baseOffset >= endOffset || (len(out) > 0 && total+int64(b.size) > int64(maxBytes)) {
+			break
+		}
+		total += int64(b.size)
+		out = append(out, BatchInfo{
+			BaseOffset:    b.baseOffset,
+			LastOffset:    b.lastOffset,
+			Bytes:         b.size,
+			ProducerID:    b.producerID,
+			Control:       b.attributes&attrControl != 0,
+			Transactional: b.attributes&attrTransactional != 0,
+		})
+	}
+	return out, offs, nil
+}
+
+// ReadRange returns the stored batches that hold offsets first through last
+// (inclusive), back to back: what a share fetch sends for an acquired range.
+// Offsets below the log start are skipped; nil means none is stored.
+func (p *Partition) ReadRange(first, last int64) []byte {
+	p.mu.RLock()
+	first = max(first, p.logStart)
+	i := p.batchIndexLocked(first)
+	j := i
+	size := int64(0)
+	for ; j < len(p.batches) && p.batches[j].baseOffset <= last; j++ {
+		size += int64(p.batches[j].size)
+	}
+	if first > last || i == j {
+		p.mu.RUnlock()
+		return nil
+	}
+	return p.spanRUnlock(i, j, size)
 }
 
 // batchIndexLocked returns the index of the first batch whose last offset is
