@@ -147,10 +147,23 @@ func CheckMemberID(id string) error {
 	if id == "" {
 		return fmt.Errorf("%w: MemberId can't be empty", ErrInvalidRequest)
 	}
-	if len(id) > maxMemberIDLen {
+	if javaLength(id) > maxMemberIDLen {
 		return fmt.Errorf("%w: MemberId can't be longer than %d characters", ErrInvalidRequest, maxMemberIDLen)
 	}
 	return nil
+}
+
+// javaLength is the length of s as Java's String.length counts it (UTF-16
+// code units), which is what Kafka's 36-character limit measures.
+func javaLength(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
 }
 
 // validate makes the request-shape checks of §4.2 in Kafka's order.
@@ -163,7 +176,11 @@ func (in *HeartbeatInput) validate() error {
 			return err
 		}
 	}
+	// The coordinator repeats the member ID check with blank meaning
+	// empty, after the topic ACLs the broker checked first.
 	switch {
+	case strings.TrimSpace(in.MemberID) == "":
+		return fmt.Errorf("%w: MemberId can't be empty", ErrInvalidRequest)
 	case in.GroupID == "":
 		return fmt.Errorf("%w: GroupId can't be empty", ErrInvalidRequest)
 	case in.RackID != nil && strings.TrimSpace(*in.RackID) == "":

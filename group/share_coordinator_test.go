@@ -137,6 +137,9 @@ func TestHeartbeatValidation(t *testing.T) {
 	}{
 		{"member id empty", nil, HeartbeatInput{GroupID: "g", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
 		{"member id too long", nil, HeartbeatInput{GroupID: "g", MemberID: long, SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
+		{"member id of 36 two-unit runes", nil, HeartbeatInput{GroupID: "g", MemberID: strings.Repeat("\U0001F600", 18) + "x", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
+		{"member id blank after topic acl", nil, HeartbeatInput{MemberID: "  ", SubscribedTopicNames: []string{"A"}, AuthorizeTopics: denyTopics}, errTopicAuth},
+		{"member id blank", nil, HeartbeatInput{GroupID: "g", MemberID: "  ", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
 		{"member id checked before topic acl", nil, HeartbeatInput{GroupID: "g", SubscribedTopicNames: []string{"A"}, AuthorizeTopics: denyTopics}, ErrInvalidRequest},
 		{"topic acl before group id", nil, HeartbeatInput{MemberID: "m", SubscribedTopicNames: []string{"A"}, AuthorizeTopics: denyTopics}, errTopicAuth},
 		{"topic acl not asked without topics", nil, HeartbeatInput{MemberID: "m", MemberEpoch: 3, AuthorizeTopics: denyTopics, GroupID: "g"}, ErrGroupIDNotFound},
@@ -181,6 +184,27 @@ func TestHeartbeatValidation(t *testing.T) {
 			_, err := e.sg.Heartbeat(tc.in, e.clock.Now())
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("got %v, want %v", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckMemberIDLength(t *testing.T) {
+	tests := []struct {
+		name string
+		id   string
+		ok   bool
+	}{
+		{"uuid", "7f1b8c2e-4a3d-4e5f-9a6b-1c2d3e4f5a6b", true},
+		{"36 ascii", strings.Repeat("a", 36), true},
+		{"37 ascii", strings.Repeat("a", 37), false},
+		{"36 bmp runes of 3 bytes", strings.Repeat("\u00e9", 36), true},
+		{"18 astral runes", strings.Repeat("\U0001F600", 18), true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := CheckMemberID(tc.id); (err == nil) != tc.ok {
+				t.Fatalf("got %v", err)
 			}
 		})
 	}
@@ -369,6 +393,9 @@ func TestSessionTimeout(t *testing.T) {
 		}, false)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if c := e.sg.EffectiveConfig("g"); c.SessionTimeout != time.Minute || c.HeartbeatInterval != 7*time.Second {
+			t.Fatalf("effective %+v", c)
 		}
 		if r := e.join("m1", "A"); r.HeartbeatInterval != 7*time.Second {
 			t.Fatalf("interval %v", r.HeartbeatInterval)
