@@ -30,4 +30,27 @@
 // records stay acquired until their locks expire or the share session
 // closes. The OnChange hook tells the broker of membership changes in case it
 // wants to react anyway (metrics, logs, state initialisation).
+//
+// Decisions where share-groups.md leaves room:
+//
+//   - Assignor member order is join order; quotas are computed in exact
+//     integer arithmetic (Kafka uses doubles). Over-shared partitions are
+//     trimmed before over-quota members, as Kafka's builder does (§4.4 lists
+//     the two steps the other way round); ties drop a member's highest
+//     partitions. The result is deterministic, not hash-order dependent.
+//   - group.share.max.size is checked for joins and heartbeats (epoch >= 0)
+//     of unknown members, not for leaves: Kafka's leave path never reaches
+//     the size check, so leaving as an unknown member of a full group is
+//     UNKNOWN_MEMBER_ID.
+//   - After a leave or a session timeout the group epoch bumps at once; the
+//     target assignment is recomputed by the next heartbeat (as Kafka), so
+//     Describe may show AssignmentEpoch < GroupEpoch in between.
+//   - Topic metadata is re-resolved on every heartbeat; any change to a
+//     subscribed topic (created, deleted, partitions added, new ID) bumps the
+//     group epoch. A rack change alone does not.
+//   - DeleteGroups leaves the group's GROUP configs in place: they exist
+//     independently of the group.
+//   - consumer.* and streams.* GROUP configs are validated against Kafka's
+//     default group.consumer.* / group.streams.* bounds until those
+//     coordinators own their broker configs.
 package group
