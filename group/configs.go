@@ -1,0 +1,345 @@
+package group
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// groupConfigDef is one dynamic GROUP config (resource type 32).
+type groupConfigDef struct {
+	name string
+	// def renders the default, derived from the broker config.
+	def func(c *ShareConfig) string
+	// check validates one value against its type and the broker bounds.
+	check func(c *ShareConfig, name, value string) error
+}
+
+// intIn checks an INT config against a fixed floor and the broker's
+// min/max pair; bounds are read at check time since they come from the
+// broker config.
+func intIn(floor int64, bounds func(c *ShareConfig) (min, max int64, minName, maxName string)) func(*ShareConfig, string, string) error {
+	return func(c *ShareConfig, name, value string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
+		if err != nil {
+			return fmt.Errorf("%w: invalid value %q for %s: not a 32-bit integer", ErrInvalidConfig, value, name)
+		}
+		if n < floor {
+			return fmt.Errorf("%w: invalid value %d for %s: must be at least %d", ErrInvalidConfig, n, name, floor)
+		}
+		if bounds == nil {
+			return nil
+		}
+		min, max, minName, maxName := bounds(c)
+		if n < min {
+			return fmt.Errorf("%w: %s (%d) must be greater than or equal to %s (%d)", ErrInvalidConfig, name, n, minName, min)
+		}
+		if n > max {
+			return fmt.Errorf("%w: %s (%d) must be less than or equal to %s (%d)", ErrInvalidConfig, name, n, maxName, max)
+		}
+		return nil
+	}
+}
+
+func fixedBounds(min, max int64, minName, maxName string) func(*ShareConfig) (int64, int64, string, string) {
+	return func(*ShareConfig) (int64, int64, string, string) { return min, max, minName, maxName }
+}
+
+func itoa(n int32) string { return strconv.FormatInt(int64(n), 10) }
+
+func constDef(v string) func(*ShareConfig) string { return func(*ShareConfig) string { return v } }
+
+// groupConfigs is every GROUP config name Kafka accepts (share-groups.md
+// §5.6). The consumer.* and streams.* entries use Kafka's default broker
+// bounds (group.consumer.* and group.streams.*); they move to the consumer
+// coordinator's config when that exists.
+var groupConfigs = []groupConfigDef{
+	{"consumer.heartbeat.interval.ms", constDef("5000"),
+		intIn(1, fixedBounds(5000, 15000, "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"))},
+	{"consumer.session.timeout.ms", constDef("45000"),
+		intIn(1, fixedBounds(45000, 60000, "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"))},
+	{"share.auto.offset.reset", constDef("latest"),
+		func(_ *ShareConfig, name, value string) error {
+			if _, err := ParseOffsetReset(value); err != nil {
+				return fmt.Errorf("%w: invalid value %q for %s: %v", ErrInvalidConfig, value, name, err)
+			}
+			return nil
+		}},
+	{"share.delivery.count.limit", func(c *ShareConfig) string { return itoa(c.DeliveryCountLimit) },
+		intIn(2, func(c *ShareConfig) (int64, int64, string, string) {
+			return int64(c.MinDeliveryCountLimit), int64(c.MaxDeliveryCountLimit), "group.share.min.delivery.count.limit", "group.share.max.delivery.count.limit"
+		})},
+	{"share.heartbeat.interval.ms", func(c *ShareConfig) string { return itoa(c.HeartbeatIntervalMs) },
+		intIn(1, func(c *ShareConfig) (int64, int64, string, string) {
+			return int64(c.MinHeartbeatIntervalMs), int64(c.MaxHeartbeatIntervalMs), "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"
+		})},
+	{"share.isolation.level", constDef("read_uncommitted"),
+		func(_ *ShareConfig, name, value string) error {
+			if value != "read_committed" && value != "read_uncommitted" {
+				return fmt.Errorf("%w: invalid value %q for %s: must be read_committed or read_uncommitted", ErrInvalidConfig, value, name)
+			}
+			return nil
+		}},
+	{"share.partition.max.record.locks", func(c *ShareConfig) string { return itoa(c.PartitionMaxRecordLocks) },
+		intIn(100, func(c *ShareConfig) (int64, int64, string, string) {
+			return int64(c.MinPartitionMaxRecordLocks), int64(c.MaxPartitionMaxRecordLocks), "group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks"
+		})},
+	{"share.record.lock.duration.ms", func(c *ShareConfig) string { return itoa(c.RecordLockDurationMs) },
+		intIn(1000, func(c *ShareConfig) (int64, int64, string, string) {
+			return int64(c.MinRecordLockDurationMs), int64(c.MaxRecordLockDurationMs), "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"
+		})},
+	{"share.renew.acknowledge.enable", constDef("true"),
+		func(_ *ShareConfig, name, value string) error {
+			if _, ok := parseBool(value); !ok {
+				return fmt.Errorf("%w: invalid value %q for %s: must be true or false", ErrInvalidConfig, value, name)
+			}
+			return nil
+		}},
+	{"share.session.timeout.ms", func(c *ShareConfig) string { return itoa(c.SessionTimeoutMs) },
+		intIn(1, func(c *ShareConfig) (int64, int64, string, string) {
+			return int64(c.MinSessionTimeoutMs), int64(c.MaxSessionTimeoutMs), "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"
+		})},
+	{"streams.heartbeat.interval.ms", constDef("5000"),
+		intIn(1, fixedBounds(5000, 15000, "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"))},
+	{"streams.initial.rebalance.delay.ms", constDef("3000"), intIn(0, nil)},
+	{"streams.num.standby.replicas", constDef("0"),
+		intIn(0, fixedBounds(0, 2, "0", "group.streams.max.standby.replicas"))},
+	{"streams.session.timeout.ms", constDef("45000"),
+		intIn(1, fixedBounds(45000, 60000, "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"))},
+}
+
+// sessionHeartbeatPairs are the configs where the session timeout must
+// exceed the heartbeat interval.
+var sessionHeartbeatPairs = [][2]string{
+	{"consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"},
+	{"share.session.timeout.ms", "share.heartbeat.interval.ms"},
+	{"streams.session.timeout.ms", "streams.heartbeat.interval.ms"},
+}
+
+func findGroupConfig(name string) (groupConfigDef, bool) {
+	for _, d := range groupConfigs {
+		if d.name == name {
+			return d, true
+		}
+	}
+	return groupConfigDef{}, false
+}
+
+// GroupConfigNames returns every valid GROUP config name, sorted.
+func GroupConfigNames() []string {
+	out := make([]string, len(groupConfigs))
+	for i, d := range groupConfigs {
+		out[i] = d.name
+	}
+	return out
+}
+
+// parseBool parses a Kafka BOOLEAN: true or false in any case, spaces
+// trimmed.
+func parseBool(s string) (value, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true":
+		return true, true
+	case "false":
+		return false, true
+	}
+	return false, false
+}
+
+// ConfigOp is one change of IncrementalAlterConfigs: SET Name to Value, or
+// DELETE Name (back to its default). APPEND and SUBTRACT make no sense for
+// scalar configs; the broker answers them with INVALID_CONFIG itself.
+type ConfigOp struct {
+	Name   string
+	Value  string
+	Delete bool
+}
+
+// ConfigEntry is one config as DescribeConfigs shows it.
+type ConfigEntry struct {
+	Name  string
+	Value string
+	// IsDefault: no group override; the value is the broker-derived
+	// default (source DEFAULT_CONFIG, else GROUP_CONFIG).
+	IsDefault bool
+}
+
+// ConfigStore holds the GROUP config overrides of every group ID, whether or
+// not a group by that ID exists. It is safe for concurrent use.
+type ConfigStore struct {
+	broker ShareConfig // immutable after construction
+
+	mu        sync.Mutex                   // guards overrides
+	overrides map[string]map[string]string // group ID -> name -> value
+}
+
+// NewConfigStore returns an empty store whose defaults and bounds come from
+// broker, which should have passed Validate.
+func NewConfigStore(broker ShareConfig) *ConfigStore {
+	return &ConfigStore{broker: broker, overrides: make(map[string]map[string]string)}
+}
+
+// Alter applies ops to groupID's overrides, all or nothing. The resulting
+// set (existing overrides, changed by ops, defaults for the rest) is
+// validated as a whole, so a change that makes the session timeout no
+// longer exceed the heartbeat interval is refused. With validateOnly
+// nothing is stored.
+func (s *ConfigStore) Alter(groupID string, ops []ConfigOp, validateOnly bool) error {
+	if groupID == "" {
+		return fmt.Errorf("%w: group config resource name must not be empty", ErrInvalidRequest)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := make(map[string]string)
+	for k, v := range s.overrides[groupID] {
+		next[k] = v
+	}
+	for _, op := range ops {
+		if _, ok := findGroupConfig(op.Name); !ok {
+			return fmt.Errorf("%w: unknown group config name: %s", ErrInvalidConfig, op.Name)
+		}
+		if op.Delete {
+			delete(next, op.Name)
+		} else {
+			next[op.Name] = op.Value
+		}
+	}
+	return s.commitLocked(groupID, next, validateOnly)
+}
+
+// Replace sets groupID's overrides to exactly values (the legacy
+// AlterConfigs semantics), validated as Alter does.
+func (s *ConfigStore) Replace(groupID string, values map[string]string, validateOnly bool) error {
+	if groupID == "" {
+		return fmt.Errorf("%w: group config resource name must not be empty", ErrInvalidRequest)
+	}
+	next := make(map[string]string, len(values))
+	for k, v := range values {
+		if _, ok := findGroupConfig(k); !ok {
+			return fmt.Errorf("%w: unknown group config name: %s", ErrInvalidConfig, k)
+		}
+		next[k] = v
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.commitLocked(groupID, next, validateOnly)
+}
+
+func (s *ConfigStore) commitLocked(groupID string, next map[string]string, validateOnly bool) error {
+	if err := s.validate(next); err != nil {
+		return err
+	}
+	if validateOnly {
+		return nil
+	}
+	if len(next) == 0 {
+		delete(s.overrides, groupID)
+	} else {
+		s.overrides[groupID] = next
+	}
+	return nil
+}
+
+// validate checks a resulting override set.
+func (s *ConfigStore) validate(set map[string]string) error {
+	// Check in name order so the error for a request with several bad
+	// values does not depend on map order.
+	for _, d := range groupConfigs {
+		if v, ok := set[d.name]; ok {
+			if err := d.check(&s.broker, d.name, v); err != nil {
+				return err
+			}
+		}
+	}
+	for _, p := range sessionHeartbeatPairs {
+		session := s.intValue(set, p[0])
+		heartbeat := s.intValue(set, p[1])
+		if session <= heartbeat {
+			return fmt.Errorf("%w: %s (%d) must be greater than %s (%d)", ErrInvalidConfig, p[0], session, p[1], heartbeat)
+		}
+	}
+	return nil
+}
+
+// intValue reads an INT config from set or its default; set holds only
+// validated values.
+func (s *ConfigStore) intValue(set map[string]string, name string) int64 {
+	v, ok := set[name]
+	if !ok {
+		d, _ := findGroupConfig(name)
+		v = d.def(&s.broker)
+	}
+	n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	return n
+}
+
+// Describe returns every GROUP config for groupID, sorted by name.
+func (s *ConfigStore) Describe(groupID string) []ConfigEntry {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	set := s.overrides[groupID]
+	out := make([]ConfigEntry, 0, len(groupConfigs))
+	for _, d := range groupConfigs {
+		if v, ok := set[d.name]; ok {
+			out = append(out, ConfigEntry{Name: d.name, Value: v})
+		} else {
+			out = append(out, ConfigEntry{Name: d.name, Value: d.def(&s.broker), IsDefault: true})
+		}
+	}
+	slices.SortFunc(out, func(a, b ConfigEntry) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Share resolves groupID's effective share-group config. Stored values are
+// clamped into the broker bounds on use rather than trusted, as Kafka does
+// for values that a later bounds change left outside (KIP-1240).
+func (s *ConfigStore) Share(groupID string) ShareGroupConfig {
+	s.mu.Lock()
+	set := s.overrides[groupID]
+	get := func(name string) (string, bool) { v, ok := set[name]; return v, ok }
+	b := &s.broker
+	intOr := func(name string, def, lo, hi int32) int32 {
+		v, ok := get(name)
+		if !ok {
+			return def
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+		if err != nil {
+			return def
+		}
+		return min(hi, max(lo, int32(n)))
+	}
+	cfg := ShareGroupConfig{
+		RecordLockDuration:      ms(intOr("share.record.lock.duration.ms", b.RecordLockDurationMs, b.MinRecordLockDurationMs, b.MaxRecordLockDurationMs)),
+		SessionTimeout:          ms(intOr("share.session.timeout.ms", b.SessionTimeoutMs, b.MinSessionTimeoutMs, b.MaxSessionTimeoutMs)),
+		HeartbeatInterval:       ms(intOr("share.heartbeat.interval.ms", b.HeartbeatIntervalMs, b.MinHeartbeatIntervalMs, b.MaxHeartbeatIntervalMs)),
+		DeliveryCountLimit:      intOr("share.delivery.count.limit", b.DeliveryCountLimit, b.MinDeliveryCountLimit, b.MaxDeliveryCountLimit),
+		PartitionMaxRecordLocks: intOr("share.partition.max.record.locks", b.PartitionMaxRecordLocks, b.MinPartitionMaxRecordLocks, b.MaxPartitionMaxRecordLocks),
+		RenewAcknowledgeEnable:  true,
+	}
+	if v, ok := get("share.auto.offset.reset"); ok {
+		cfg.AutoOffsetReset, _ = ParseOffsetReset(v)
+	}
+	if v, ok := get("share.isolation.level"); ok && v == "read_committed" {
+		cfg.IsolationLevel = ReadCommitted
+	}
+	if v, ok := get("share.renew.acknowledge.enable"); ok {
+		if b, ok := parseBool(v); ok {
+			cfg.RenewAcknowledgeEnable = b
+		}
+	}
+	s.mu.Unlock()
+	return cfg
+}
+
+// Forget drops groupID's overrides.
+func (s *ConfigStore) Forget(groupID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.overrides, groupID)
+}
+
+func ms(n int32) time.Duration { return time.Duration(n) * time.Millisecond }

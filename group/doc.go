@@ -1,0 +1,56 @@
+// Package group is the group coordinator's domain logic. Today it holds the
+// share-group (KIP-932) membership part; classic and KIP-848 consumer groups
+// will join it later, which is why share-group code lives in share_*.go.
+//
+// It imports only the standard library and locktimer: no kmsg, no broker, no
+// storage. The broker translates requests into the plain types here and
+// maps the sentinel errors of errors.go to Kafka codes.
+//
+// Shape:
+//
+//   - Registry records which kind of group owns a group ID, so a share group
+//     ID cannot be used as a consumer group and the other way round. One
+//     Registry is shared by every coordinator of the broker.
+//   - ConfigStore holds the dynamic GROUP configs (config resource type 32),
+//     validates them against the broker-level group.share.* bounds of
+//     ShareConfig, and resolves a share group's effective config.
+//   - ShareGroups owns every share group. Heartbeat implements
+//     ShareGroupHeartbeat (validation order, epochs, join/leave/fencing,
+//     session timeouts on the locktimer clock), Describe, List and Delete
+//     serve ShareGroupDescribe, ListGroups and DeleteGroups.
+//   - The simple assignor (share_assignor.go) computes target assignments.
+//
+// Topic metadata reaches the package through a caller-supplied TopicResolver,
+// because storage is not importable here. Every partition the resolver
+// reports is assignable: the broker initialises share-partition state on the
+// subscribing heartbeat or the first fetch (share-groups.md §9.5), so Kafka's
+// "only initialised partitions are assignable" rule never holds anything back.
+//
+// Member leave and fencing do not touch share partitions (Kafka behaviour):
+// records stay acquired until their locks expire or the share session
+// closes. The OnChange hook tells the broker of membership changes in case it
+// wants to react anyway (metrics, logs, state initialisation).
+//
+// Decisions where share-groups.md leaves room:
+//
+//   - Assignor member order is join order; quotas are computed in exact
+//     integer arithmetic (Kafka uses doubles). Over-shared partitions are
+//     trimmed before over-quota members, as Kafka's builder does (§4.4 lists
+//     the two steps the other way round); ties drop a member's highest
+//     partitions. The result is deterministic, not hash-order dependent.
+//   - group.share.max.size is checked for joins and heartbeats (epoch >= 0)
+//     of unknown members, not for leaves: Kafka's leave path never reaches
+//     the size check, so leaving as an unknown member of a full group is
+//     UNKNOWN_MEMBER_ID.
+//   - After a leave or a session timeout the group epoch bumps at once; the
+//     target assignment is recomputed by the next heartbeat (as Kafka), so
+//     Describe may show AssignmentEpoch < GroupEpoch in between.
+//   - Topic metadata is re-resolved on every heartbeat; any change to a
+//     subscribed topic (created, deleted, partitions added, new ID) bumps the
+//     group epoch. A rack change alone does not.
+//   - DeleteGroups leaves the group's GROUP configs in place: they exist
+//     independently of the group.
+//   - consumer.* and streams.* GROUP configs are validated against Kafka's
+//     default group.consumer.* / group.streams.* bounds until those
+//     coordinators own their broker configs.
+package group

@@ -1,0 +1,253 @@
+package group
+
+import (
+	"slices"
+	"strings"
+)
+
+// TopicInfo is what the group needs to know of a topic.
+type TopicInfo struct {
+	Name       string
+	ID         [16]byte
+	Partitions int32
+}
+
+// TopicResolver looks a topic up by name; ok is false if it does not exist.
+// It is called with a group's lock held and must not call back into this
+// package.
+type TopicResolver func(name string) (info TopicInfo, ok bool)
+
+// TopicPartitions is the part of an assignment on one topic.
+type TopicPartitions struct {
+	TopicID    [16]byte
+	Topic      string
+	Partitions []int32 // ascending
+}
+
+// topicPartition identifies one partition by topic ID, so that a topic
+// deleted and recreated under the same name counts as a different topic.
+type topicPartition struct {
+	id        [16]byte
+	partition int32
+}
+
+// assignMember is one member as the assignor sees it.
+type assignMember struct {
+	id     string
+	topics []string // subscribed topic names, sorted, no duplicates
+}
+
+// assignSimple is Kafka's simple share assignor (share-groups.md §4.4):
+// balance first, stickiness second, members sharing partitions when they
+// outnumber them. members are in the coordinator's order (join order),
+// which fixes each member's quota. prev is the previous target assignment;
+// the result holds an entry, possibly empty, for every member.
+//
+// With identical subscriptions the partitions of all subscribed topics are
+// pooled (so 2 members on topics A and B with one partition each get one
+// partition each); otherwise each topic is balanced over its own
+// subscribers and the results are unioned.
+func assignSimple(members []assignMember, topics map[string]TopicInfo, prev map[string]map[topicPartition]bool) map[string]map[topicPartition]bool {
+	out := make(map[string]map[topicPartition]bool, len(members))
+	for _, m := range members {
+		out[m.id] = make(map[topicPartition]bool)
+	}
+	if len(members) == 0 {
+		return out
+	}
+	homogeneous := true
+	for _, m := range members[1:] {
+		if !slices.Equal(m.topics, members[0].topics) {
+			homogeneous = false
+			break
+		}
+	}
+	if homogeneous {
+		var parts []topicPartition
+		for _, name := range members[0].topics {
+			parts = appendPartitions(parts, topics, name)
+		}
+		ids := make([]string, len(members))
+		for i, m := range members {
+			ids[i] = m.id
+		}
+		assignPool(ids, parts, prev, out)
+		return out
+	}
+	subscribers := make(map[string][]string)
+	for _, m := range members {
+		for _, t := range m.topics {
+			subscribers[t] = append(subscribers[t], m.id)
+		}
+	}
+	names := make([]string, 0, len(subscribers))
+	for t := range subscribers {
+		names = append(names, t)
+	}
+	slices.Sort(names)
+	for _, t := range names {
+		assignPool(subscribers[t], appendPartitions(nil, topics, t), prev, out)
+	}
+	return out
+}
+
+func appendPartitions(parts []topicPartition, topics map[string]TopicInfo, name string) []topicPartition {
+	info, ok := topics[name]
+	if !ok {
+		return parts
+	}
+	for p := int32(0); p < info.Partitions; p++ {
+		parts = append(parts, topicPartition{info.ID, p})
+	}
+	return parts
+}
+
+// assignPool assigns parts over members and adds the result to out. Only
+// prev entries on parts count as existing assignments, which drops
+// partitions of topics no longer subscribed (or of another pool).
+//
+// Worked example, 5 members and one topic of 2 partitions: desiredSharing =
+// ceil(5/2) = 3 members per partition, 3*2 = 6 slots, quotas
+// ceil(6(i+1)/5) - ceil(6i/5) = [2,1,1,1,1]. Walking the partitions with a
+// round-robin cursor over under-quota members gives p0 to members 0,1,2 and
+// p1 to members 3,4,0.
+func assignPool(members []string, parts []topicPartition, prev map[string]map[topicPartition]bool, out map[string]map[topicPartition]bool) {
+	m, p := len(members), len(parts)
+	if m == 0 || p == 0 {
+		return
+	}
+	sharing := (m + p - 1) / p
+	slots := sharing * p
+	// Quotas in integer arithmetic: ceil(slots*(i+1)/m) - ceil(slots*i/m).
+	// Kafka computes the same in doubles; exact integers avoid an
+	// off-by-one where a product rounds up past a whole number.
+	ceilDiv := func(a, b int) int { return (a + b - 1) / b }
+	quota := make([]int, m)
+	for i := range quota {
+		quota[i] = ceilDiv(slots*(i+1), m) - ceilDiv(slots*i, m)
+	}
+	index := make(map[topicPartition]int, p)
+	for i, tp := range parts {
+		index[tp] = i
+	}
+
+	// Step 1: keep what each member held of these partitions, in
+	// partition order.
+	held := make([][]int, m)    // member -> partition indexes, ascending
+	holders := make([][]int, p) // partition -> member indexes, ascending
+	for mi, id := range members {
+		for tp := range prev[id] {
+			if pi, ok := index[tp]; ok {
+				held[mi] = append(held[mi], pi)
+			}
+		}
+		slices.Sort(held[mi])
+		for _, pi := range held[mi] {
+			holders[pi] = append(holders[pi], mi)
+		}
+	}
+	drop := func(mi, pi int) {
+		held[mi] = slices.DeleteFunc(held[mi], func(x int) bool { return x == pi })
+		holders[pi] = slices.DeleteFunc(holders[pi], func(x int) bool { return x == mi })
+	}
+
+	// Step 2: trim partitions shared by more members than desired, taking
+	// them first from members above quota (as Kafka's builder does), then
+	// from the last holders.
+	for pi := range parts {
+		for _, over := range []bool{true, false} {
+			for i := len(holders[pi]) - 1; i >= 0 && len(holders[pi]) > sharing; i-- {
+				mi := holders[pi][i]
+				if (len(held[mi]) > quota[mi]) == over {
+					drop(mi, pi)
+				}
+			}
+		}
+	}
+	// Step 3: trim members still above quota, dropping their highest
+	// partitions.
+	for mi := range members {
+		for len(held[mi]) > quota[mi] {
+			drop(mi, held[mi][len(held[mi])-1])
+		}
+	}
+
+	// Step 4: give each under-shared partition to under-quota members that
+	// do not hold it yet, round robin. A partition nobody eligible can take
+	// is left under-shared: a slight imbalance Kafka accepts too.
+	var unfilled []int
+	for mi := range members {
+		if len(held[mi]) < quota[mi] {
+			unfilled = append(unfilled, mi)
+		}
+	}
+	cursor := 0
+	for pi := range parts {
+		for len(holders[pi]) < sharing && len(unfilled) > 0 {
+			given := false
+			for tries := len(unfilled); tries > 0; tries-- {
+				if cursor >= len(unfilled) {
+					cursor = 0
+				}
+				mi := unfilled[cursor]
+				if slices.Contains(holders[pi], mi) {
+					cursor++
+					continue
+				}
+				held[mi] = append(held[mi], pi)
+				holders[pi] = append(holders[pi], mi)
+				given = true
+				if len(held[mi]) >= quota[mi] {
+					unfilled = slices.Delete(unfilled, cursor, cursor+1)
+				} else {
+					cursor++
+				}
+				break
+			}
+			if !given {
+				break
+			}
+		}
+	}
+
+	for mi, id := range members {
+		for _, pi := range held[mi] {
+			out[id][parts[pi]] = true
+		}
+	}
+}
+
+// assignmentList renders a member's partitions sorted by topic name, then
+// partition; names come from topics by ID.
+func assignmentList(set map[topicPartition]bool, topics map[string]TopicInfo) []TopicPartitions {
+	if len(set) == 0 {
+		return []TopicPartitions{}
+	}
+	names := make(map[[16]byte]string, len(topics))
+	for name, info := range topics {
+		names[info.ID] = name
+	}
+	byID := make(map[[16]byte]*TopicPartitions)
+	var out []*TopicPartitions
+	for tp := range set {
+		tps := byID[tp.id]
+		if tps == nil {
+			tps = &TopicPartitions{TopicID: tp.id, Topic: names[tp.id]}
+			byID[tp.id] = tps
+			out = append(out, tps)
+		}
+		tps.Partitions = append(tps.Partitions, tp.partition)
+	}
+	slices.SortFunc(out, func(a, b *TopicPartitions) int {
+		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
+			return c
+		}
+		return slices.Compare(a.TopicID[:], b.TopicID[:])
+	})
+	res := make([]TopicPartitions, len(out))
+	for i, t := range out {
+		slices.Sort(t.Partitions)
+		res[i] = *t
+	}
+	return res
+}

@@ -1,0 +1,476 @@
+package group
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sharebroker/sharebroker/locktimer"
+)
+
+// maxMemberIDLen is the longest member ID Kafka accepts: clients generate a
+// UUID string (36 characters) once per consumer.
+const maxMemberIDLen = 36
+
+// ShareOptions configures ShareGroups.
+type ShareOptions struct {
+	// Clock drives member session timeouts. Required.
+	Clock locktimer.Clock
+	// Broker is the broker-level configuration; it must pass Validate.
+	Broker ShareConfig
+	// Configs holds GROUP config overrides; nil makes a private store.
+	Configs *ConfigStore
+	// Registry is shared with the other group coordinators; nil makes a
+	// private one.
+	Registry *Registry
+	// Topics resolves subscribed topics. Required.
+	Topics TopicResolver
+	// OnChange, if set, hears of every membership change after the
+	// group's lock is released, on the goroutine that made the change
+	// (a request's, or the clock's for a session timeout). It must not
+	// block for long.
+	OnChange func(MembershipEvent)
+}
+
+// EventKind says what happened to a member or group.
+type EventKind uint8
+
+// Membership events.
+const (
+	MemberJoined EventKind = iota + 1
+	MemberLeft             // heartbeat with epoch -1
+	MemberFenced           // session timed out
+	MemberSubscriptionChanged
+	GroupDeleted
+)
+
+// MembershipEvent is one membership change, for ShareOptions.OnChange.
+type MembershipEvent struct {
+	Kind     EventKind
+	GroupID  string
+	MemberID string // empty for GroupDeleted
+	// GroupEpoch is the group epoch after the change.
+	GroupEpoch int32
+	// Topics is the member's subscription after MemberJoined or
+	// MemberSubscriptionChanged, so the broker can initialise share state.
+	Topics []string
+}
+
+// ShareGroups owns every share group of the broker.
+//
+// Locking: mu guards the groups map; each group has its own lock, taken
+// after mu. Topic resolution, the registry, the config store and the timer
+// service are called with a group lock held. OnChange runs with no lock.
+type ShareGroups struct {
+	clock    locktimer.Clock
+	broker   ShareConfig
+	configs  *ConfigStore
+	registry *Registry
+	resolve  TopicResolver
+	onChange func(MembershipEvent)
+	timers   *locktimer.Service
+
+	mu     sync.Mutex // guards groups
+	groups map[string]*shareGroup
+}
+
+// NewShareGroups validates o and returns an empty coordinator.
+func NewShareGroups(o ShareOptions) (*ShareGroups, error) {
+	if o.Clock == nil || o.Topics == nil {
+		return nil, errors.New("group: ShareOptions needs Clock and Topics")
+	}
+	if err := o.Broker.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Configs == nil {
+		o.Configs = NewConfigStore(o.Broker)
+	}
+	if o.Registry == nil {
+		o.Registry = NewRegistry()
+	}
+	return &ShareGroups{
+		clock:    o.Clock,
+		broker:   o.Broker,
+		configs:  o.Configs,
+		registry: o.Registry,
+		resolve:  o.Topics,
+		onChange: o.OnChange,
+		timers:   locktimer.NewService(o.Clock, nil),
+		groups:   make(map[string]*shareGroup),
+	}, nil
+}
+
+// Close stops every session timer. Members are left as they are.
+func (s *ShareGroups) Close() { s.timers.Close() }
+
+// Configs returns the GROUP config store in use.
+func (s *ShareGroups) Configs() *ConfigStore { return s.configs }
+
+// Registry returns the group-type registry in use.
+func (s *ShareGroups) Registry() *Registry { return s.registry }
+
+// HeartbeatInput is a ShareGroupHeartbeat request in domain terms.
+type HeartbeatInput struct {
+	GroupID     string
+	MemberID    string
+	MemberEpoch int32
+	// RackID nil means unchanged; set, it must not be blank.
+	RackID *string
+	// SubscribedTopicNames nil means unchanged; a non-nil empty slice is
+	// an (empty) subscription. Required and non-empty on join.
+	SubscribedTopicNames []string
+	// ClientID and ClientHost come from the request context.
+	ClientID   string
+	ClientHost string
+	// AuthorizeTopics, if set, is asked about the subscribed topics at the
+	// point of §4.2's order where Kafka checks topic DESCRIBE ACLs; its
+	// error is returned unchanged.
+	AuthorizeTopics func(topics []string) error
+}
+
+// HeartbeatResult is a successful ShareGroupHeartbeat answer.
+type HeartbeatResult struct {
+	MemberEpoch       int32
+	HeartbeatInterval time.Duration // zero on leave
+	// Assignment is nil when the heartbeat need not carry one; otherwise
+	// the member's full assignment (possibly empty).
+	Assignment []TopicPartitions
+}
+
+// CheckMemberID is the first field check of ShareGroupHeartbeat, which Kafka
+// makes before its topic ACL checks.
+func CheckMemberID(id string) error {
+	if id == "" {
+		return fmt.Errorf("%w: MemberId can't be empty", ErrInvalidRequest)
+	}
+	if javaLength(id) > maxMemberIDLen {
+		return fmt.Errorf("%w: MemberId can't be longer than %d characters", ErrInvalidRequest, maxMemberIDLen)
+	}
+	return nil
+}
+
+// javaLength is the length of s as Java's String.length counts it (UTF-16
+// code units), which is what Kafka's 36-character limit measures.
+func javaLength(s string) int {
+	n := 0
+	for _, r := range s {
+		n++
+		if r > 0xFFFF {
+			n++
+		}
+	}
+	return n
+}
+
+// validate makes the request-shape checks of §4.2 in Kafka's order.
+func (in *HeartbeatInput) validate() error {
+	if err := CheckMemberID(in.MemberID); err != nil {
+		return err
+	}
+	if in.AuthorizeTopics != nil && in.SubscribedTopicNames != nil {
+		if err := in.AuthorizeTopics(in.SubscribedTopicNames); err != nil {
+			return err
+		}
+	}
+	// The coordinator repeats the member ID check with blank meaning
+	// empty, after the topic ACLs the broker checked first.
+	switch {
+	case strings.TrimSpace(in.MemberID) == "":
+		return fmt.Errorf("%w: MemberId can't be empty", ErrInvalidRequest)
+	case in.GroupID == "":
+		return fmt.Errorf("%w: GroupId can't be empty", ErrInvalidRequest)
+	case in.RackID != nil && strings.TrimSpace(*in.RackID) == "":
+		return fmt.Errorf("%w: RackId can't be empty", ErrInvalidRequest)
+	case in.MemberEpoch < -1:
+		return fmt.Errorf("%w: MemberEpoch is invalid", ErrInvalidRequest)
+	case in.MemberEpoch == 0 && len(in.SubscribedTopicNames) == 0:
+		return fmt.Errorf("%w: SubscribedTopicNames must be set in first request", ErrInvalidRequest)
+	}
+	return nil
+}
+
+// Heartbeat handles one ShareGroupHeartbeat at time now (the clock's time).
+// Errors wrap the sentinels of errors.go, or come from AuthorizeTopics.
+func (s *ShareGroups) Heartbeat(in HeartbeatInput, now time.Time) (HeartbeatResult, error) {
+	if err := in.validate(); err != nil {
+		return HeartbeatResult{}, err
+	}
+	for {
+		g, err := s.lookup(in.GroupID, in.MemberEpoch == 0)
+		if err != nil {
+			return HeartbeatResult{}, err
+		}
+		g.mu.Lock()
+		if g.deleted {
+			// Delete won the race for this group; look it up again.
+			g.mu.Unlock()
+			continue
+		}
+		res, events, err := s.heartbeatLocked(g, &in, now)
+		g.mu.Unlock()
+		s.emit(events)
+		return res, err
+	}
+}
+
+// lookup finds the share group id, creating it when create is set.
+func (s *ShareGroups) lookup(id string, create bool) (*shareGroup, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.registry.Check(id, TypeShare); err != nil {
+		return nil, err
+	}
+	g := s.groups[id]
+	if g != nil {
+		return g, nil
+	}
+	if !create {
+		return nil, fmt.Errorf("%w: group %s not found", ErrGroupIDNotFound, id)
+	}
+	if err := s.registry.Claim(id, TypeShare); err != nil {
+		return nil, err
+	}
+	g = &shareGroup{id: id, members: make(map[string]*shareMember)}
+	s.groups[id] = g
+	return g, nil
+}
+
+func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *HeartbeatInput, now time.Time) (HeartbeatResult, []MembershipEvent, error) {
+	m := g.members[in.MemberID]
+	if m == nil && in.MemberEpoch >= 0 && int32(len(g.members)) >= s.broker.MaxSize {
+		return HeartbeatResult{}, nil, fmt.Errorf("%w: the share group has reached its maximum capacity of %d members", ErrGroupMaxSizeReached, s.broker.MaxSize)
+	}
+	if m == nil && in.MemberEpoch != 0 {
+		return HeartbeatResult{}, nil, fmt.Errorf("%w: member %s is not a member of group %s", ErrUnknownMemberID, in.MemberID, g.id)
+	}
+
+	if in.MemberEpoch == -1 {
+		g.removeMemberLocked(m, s.timers)
+		ev := MembershipEvent{Kind: MemberLeft, GroupID: g.id, MemberID: m.id, GroupEpoch: g.groupEpoch}
+		return HeartbeatResult{MemberEpoch: -1}, []MembershipEvent{ev}, nil
+	}
+
+	if m != nil && (in.MemberEpoch > m.epoch || (in.MemberEpoch < m.epoch && in.MemberEpoch != m.prevEpoch)) {
+		return HeartbeatResult{}, nil, fmt.Errorf("%w: the share group member has epoch %d, the request carried %d", ErrFencedMemberEpoch, m.epoch, in.MemberEpoch)
+	}
+
+	// Accepted: apply the request to the member.
+	var events []MembershipEvent
+	bump := false
+	if m == nil {
+		m = &shareMember{id: in.MemberID, assigned: map[topicPartition]bool{}}
+		g.members[m.id] = m
+		g.order = append(g.order, m.id)
+		bump = true
+		events = append(events, MembershipEvent{Kind: MemberJoined, GroupID: g.id, MemberID: m.id})
+	}
+	m.clientID, m.clientHost = in.ClientID, in.ClientHost
+	if in.RackID != nil {
+		rack := *in.RackID
+		m.rackID = &rack
+	}
+	if in.SubscribedTopicNames != nil {
+		topics := slices.Compact(slices.Sorted(slices.Values(in.SubscribedTopicNames)))
+		if !slices.Equal(topics, m.topics) {
+			m.topics = topics
+			if !bump {
+				bump = true
+				events = append(events, MembershipEvent{Kind: MemberSubscriptionChanged, GroupID: g.id, MemberID: m.id})
+			}
+		}
+	}
+	// Topic metadata is checked on every heartbeat: cheap for a mock, and
+	// it makes partitions added to a subscribed topic reach the members
+	// without Kafka's metadata refresh interval.
+	if g.refreshMetadataLocked(s.resolve) {
+		bump = true
+	}
+	if bump {
+		g.groupEpoch++
+	}
+	g.computeAssignmentLocked()
+
+	// The member moves to the target epoch in its own heartbeat and takes
+	// its whole target at once: share groups have no revocation phase.
+	if m.epoch != g.assignmentEpoch {
+		m.prevEpoch, m.epoch = m.epoch, g.assignmentEpoch
+	}
+	target := g.target[m.id]
+	if target == nil {
+		target = map[topicPartition]bool{}
+	}
+	changed := !maps.Equal(target, m.assigned)
+	m.assigned = target
+
+	cfg := s.configs.Share(g.id)
+	m.deadline = now.Add(cfg.SessionTimeout)
+	if m.timer == nil {
+		m.timer = s.timers.Schedule(m.deadline, s.expiry(g, m))
+	} else {
+		s.timers.Reset(m.timer, m.deadline)
+	}
+
+	res := HeartbeatResult{MemberEpoch: m.epoch, HeartbeatInterval: cfg.HeartbeatInterval}
+	if in.MemberEpoch == 0 || in.SubscribedTopicNames != nil || changed {
+		res.Assignment = assignmentList(m.assigned, g.metadata)
+	}
+	for i := range events {
+		events[i].GroupEpoch = g.groupEpoch
+		events[i].Topics = slices.Clone(m.topics)
+	}
+	return res, events, nil
+}
+
+// expiry returns m's session-timeout callback.
+func (s *ShareGroups) expiry(g *shareGroup, m *shareMember) func() {
+	return func() {
+		g.mu.Lock()
+		if g.deleted || g.members[m.id] != m || s.clock.Now().Before(m.deadline) {
+			g.mu.Unlock()
+			return
+		}
+		g.removeMemberLocked(m, s.timers)
+		ev := MembershipEvent{Kind: MemberFenced, GroupID: g.id, MemberID: m.id, GroupEpoch: g.groupEpoch}
+		g.mu.Unlock()
+		s.emit([]MembershipEvent{ev})
+	}
+}
+
+func (s *ShareGroups) emit(events []MembershipEvent) {
+	if s.onChange == nil {
+		return
+	}
+	for _, ev := range events {
+		s.onChange(ev)
+	}
+}
+
+// DescribedMember is one member in ShareGroupDescribe.
+type DescribedMember struct {
+	MemberID             string
+	RackID               *string
+	MemberEpoch          int32
+	ClientID             string
+	ClientHost           string
+	SubscribedTopicNames []string
+	Assignment           []TopicPartitions
+}
+
+// DescribedGroup is one group in ShareGroupDescribe. When Err is set
+// (ErrInvalidGroupID or ErrGroupIDNotFound) only GroupID is meaningful.
+type DescribedGroup struct {
+	GroupID         string
+	Err             error
+	State           ShareGroupState
+	GroupEpoch      int32
+	AssignmentEpoch int32
+	AssignorName    string
+	Members         []DescribedMember // in join order
+}
+
+// Describe answers ShareGroupDescribe for ids, in request order.
+func (s *ShareGroups) Describe(ids []string) []DescribedGroup {
+	out := make([]DescribedGroup, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, s.describeOne(id))
+	}
+	return out
+}
+
+func (s *ShareGroups) describeOne(id string) DescribedGroup {
+	if id == "" {
+		return DescribedGroup{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
+	}
+	g, err := s.lookup(id, false)
+	if err != nil {
+		// Another group type, or missing: Kafka says the same for both.
+		return DescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.deleted {
+		return DescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
+	}
+	d := DescribedGroup{
+		GroupID:         id,
+		State:           g.stateLocked(),
+		GroupEpoch:      g.groupEpoch,
+		AssignmentEpoch: g.assignmentEpoch,
+		AssignorName:    "simple",
+		Members:         make([]DescribedMember, 0, len(g.order)),
+	}
+	for _, mid := range g.order {
+		m := g.members[mid]
+		dm := DescribedMember{
+			MemberID:             m.id,
+			MemberEpoch:          m.epoch,
+			ClientID:             m.clientID,
+			ClientHost:           m.clientHost,
+			SubscribedTopicNames: slices.Clone(m.topics),
+			Assignment:           assignmentList(m.assigned, g.metadata),
+		}
+		if m.rackID != nil {
+			rack := *m.rackID
+			dm.RackID = &rack
+		}
+		d.Members = append(d.Members, dm)
+	}
+	return d
+}
+
+// ListedGroup is one share group in ListGroups (type and protocol type
+// "share").
+type ListedGroup struct {
+	GroupID string
+	State   ShareGroupState
+}
+
+// List returns every share group, sorted by ID. Filtering by type and state
+// is the broker's, since it spans all group types.
+func (s *ShareGroups) List() []ListedGroup {
+	s.mu.Lock()
+	groups := slices.Collect(maps.Values(s.groups))
+	s.mu.Unlock()
+	out := make([]ListedGroup, 0, len(groups))
+	for _, g := range groups {
+		g.mu.Lock()
+		if !g.deleted {
+			out = append(out, ListedGroup{GroupID: g.id, State: g.stateLocked()})
+		}
+		g.mu.Unlock()
+	}
+	slices.SortFunc(out, func(a, b ListedGroup) int { return strings.Compare(a.GroupID, b.GroupID) })
+	return out
+}
+
+// Delete removes an empty share group (DeleteGroups). The caller then
+// deletes the group's share-partition state. Group configs are left alone:
+// they exist independently of the group.
+func (s *ShareGroups) Delete(id string) error {
+	s.mu.Lock()
+	g := s.groups[id]
+	if g == nil {
+		s.mu.Unlock()
+		return fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)
+	}
+	g.mu.Lock()
+	if n := len(g.members); n > 0 {
+		g.mu.Unlock()
+		s.mu.Unlock()
+		return fmt.Errorf("%w: group %s has %d members", ErrNonEmptyGroup, id, n)
+	}
+	g.deleted = true
+	delete(s.groups, id)
+	s.registry.Release(id, TypeShare)
+	g.mu.Unlock()
+	s.mu.Unlock()
+	s.emit([]MembershipEvent{{Kind: GroupDeleted, GroupID: id}})
+	return nil
+}
+
+// EffectiveConfig returns group id's effective share config.
+func (s *ShareGroups) EffectiveConfig(id string) ShareGroupConfig { return s.configs.Share(id) }

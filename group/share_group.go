@@ -1,0 +1,118 @@
+package group
+
+import (
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/sharebroker/sharebroker/locktimer"
+)
+
+// ShareGroupState is a share group's state as ShareGroupDescribe and
+// ListGroups show it.
+type ShareGroupState string
+
+// Share group states (share-groups.md §4.3). Dead exists only as the
+// DescribeGroups placeholder, which the broker writes itself.
+const (
+	ShareGroupEmpty  ShareGroupState = "Empty"
+	ShareGroupStable ShareGroupState = "Stable"
+)
+
+// shareGroup is one share group. Every field is guarded by mu, which is
+// taken after ShareGroups.mu when both are needed.
+type shareGroup struct {
+	id string
+
+	mu              sync.Mutex
+	deleted         bool // set by Delete; a holder of a stale pointer looks again
+	groupEpoch      int32
+	assignmentEpoch int32
+	members         map[string]*shareMember
+	order           []string // member IDs in join order: the assignor's member order
+	// metadata is the subscribed topics as last resolved; a difference
+	// bumps the group epoch.
+	metadata map[string]TopicInfo
+	// target is the target assignment computed at assignmentEpoch.
+	target map[string]map[topicPartition]bool
+}
+
+// shareMember is one member of a share group, guarded by its group's mu.
+type shareMember struct {
+	id         string
+	epoch      int32
+	prevEpoch  int32
+	clientID   string
+	clientHost string
+	rackID     *string
+	topics     []string // subscribed, sorted, deduplicated
+	assigned   map[topicPartition]bool
+
+	// deadline is when the session times out; timer fires then. A fire
+	// that finds deadline later than now is stale (a heartbeat moved the
+	// deadline after the timer service had already taken the timer).
+	deadline time.Time
+	timer    *locktimer.Handle
+}
+
+func (g *shareGroup) stateLocked() ShareGroupState {
+	if len(g.members) == 0 {
+		return ShareGroupEmpty
+	}
+	return ShareGroupStable
+}
+
+// subscribedTopicsLocked is the union of the members' subscriptions, sorted.
+func (g *shareGroup) subscribedTopicsLocked() []string {
+	set := make(map[string]bool)
+	for _, m := range g.members {
+		for _, t := range m.topics {
+			set[t] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(set))
+}
+
+// refreshMetadataLocked resolves the subscribed topics and reports whether
+// they differ from what the group last saw (topic created or deleted,
+// partitions added, topic recreated with a new ID).
+func (g *shareGroup) refreshMetadataLocked(resolve TopicResolver) bool {
+	next := make(map[string]TopicInfo)
+	for _, t := range g.subscribedTopicsLocked() {
+		if info, ok := resolve(t); ok {
+			info.Name = t
+			next[t] = info
+		}
+	}
+	changed := !maps.Equal(next, g.metadata)
+	g.metadata = next
+	return changed
+}
+
+// removeMemberLocked drops m, bumps the group epoch and stops m's session
+// timer. The target assignment is recomputed by the next heartbeat, as in
+// Kafka, so AssignmentEpoch lags GroupEpoch until then.
+func (g *shareGroup) removeMemberLocked(m *shareMember, timers *locktimer.Service) {
+	delete(g.members, m.id)
+	g.order = slices.DeleteFunc(g.order, func(id string) bool { return id == m.id })
+	delete(g.target, m.id)
+	if m.timer != nil {
+		timers.Cancel(m.timer)
+	}
+	g.groupEpoch++
+}
+
+// computeAssignmentLocked runs the assignor when the group epoch has moved
+// past the assignment epoch.
+func (g *shareGroup) computeAssignmentLocked() {
+	if g.assignmentEpoch >= g.groupEpoch {
+		return
+	}
+	members := make([]assignMember, 0, len(g.order))
+	for _, id := range g.order {
+		members = append(members, assignMember{id: id, topics: g.members[id].topics})
+	}
+	g.target = assignSimple(members, g.metadata, g.target)
+	g.assignmentEpoch = g.groupEpoch
+}
