@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/storage"
 )
@@ -30,6 +31,13 @@ type Broker struct {
 
 	// producerIDs hands out idempotent producer IDs.
 	producerIDs atomic.Int64
+
+	// Groups: the registry says which kind of group owns an ID; group
+	// configs (resource type GROUP) exist whether or not the group does.
+	groupRegistry *group.Registry
+	groupConfigs  *group.ConfigStore
+	shareGroups   *group.ShareGroups
+	shareSessions *shareSessions
 
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
@@ -64,6 +72,19 @@ func New(cfg Config) (*Broker, error) {
 		conns: make(map[*conn]struct{}),
 		done:  make(chan struct{}),
 	}
+	b.groupRegistry = group.NewRegistry()
+	b.groupConfigs = group.NewConfigStore(r.share)
+	b.shareGroups, err = group.NewShareGroups(group.ShareOptions{
+		Clock:    r.Clock,
+		Broker:   r.share,
+		Configs:  b.groupConfigs,
+		Registry: b.groupRegistry,
+		Topics:   b.topicInfo,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.shareSessions = newShareSessions(int(r.share.MaxShareSessions))
 	return b, nil
 }
 
@@ -204,6 +225,7 @@ func (b *Broker) Close(ctx context.Context) error {
 		b.mu.Unlock()
 		<-finished
 	}
+	b.shareGroups.Close()
 	b.log.Info("stopped")
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
@@ -43,6 +44,7 @@ type Config struct {
 type resolved struct {
 	Config
 	props brokerProps
+	share group.ShareConfig
 }
 
 func (c Config) resolve() (*resolved, error) {
@@ -79,5 +81,8 @@ func (c Config) resolve() (*resolved, error) {
 		return nil, err
 	}
 	r.props = props
+	if r.share, err = shareConfig(props); err != nil {
+		return nil, err
+	}
 	return r, nil
 }

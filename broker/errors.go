@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -50,6 +51,24 @@ func codeFor(err error) int16 {
 		return kerr.InvalidShareSessionEpoch.Code
 	case errors.Is(err, errShareSessionLimit):
 		return kerr.ShareSessionLimitReached.Code
+	case errors.Is(err, group.ErrInvalidRequest):
+		return kerr.InvalidRequest.Code
+	case errors.Is(err, group.ErrInvalidGroupID):
+		return kerr.InvalidGroupID.Code
+	case errors.Is(err, group.ErrGroupIDNotFound):
+		return kerr.GroupIDNotFound.Code
+	case errors.Is(err, group.ErrUnknownMemberID):
+		return kerr.UnknownMemberID.Code
+	case errors.Is(err, group.ErrFencedMemberEpoch):
+		return kerr.FencedMemberEpoch.Code
+	case errors.Is(err, group.ErrGroupMaxSizeReached):
+		return kerr.GroupMaxSizeReached.Code
+	case errors.Is(err, group.ErrNonEmptyGroup):
+		return kerr.NonEmptyGroup.Code
+	case errors.Is(err, group.ErrInconsistentGroupProtocol):
+		return kerr.InconsistentGroupProtocol.Code
+	case errors.Is(err, group.ErrInvalidConfig):
+		return kerr.InvalidConfig.Code
 	case errors.Is(err, errInvalidRequest):
 		return kerr.InvalidRequest.Code
 	case errors.Is(err, errInvalidReplicationFactor):

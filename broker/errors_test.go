@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -39,6 +40,15 @@ func TestCodeFor(t *testing.T) {
 		{errShareSessionNotFound, kerr.ShareSessionNotFound},
 		{errInvalidShareSessionEpoch, kerr.InvalidShareSessionEpoch},
 		{errShareSessionLimit, kerr.ShareSessionLimitReached},
+		{group.ErrInvalidRequest, kerr.InvalidRequest},
+		{group.ErrInvalidGroupID, kerr.InvalidGroupID},
+		{group.ErrGroupIDNotFound, kerr.GroupIDNotFound},
+		{group.ErrUnknownMemberID, kerr.UnknownMemberID},
+		{group.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},
+		{group.ErrGroupMaxSizeReached, kerr.GroupMaxSizeReached},
+		{group.ErrNonEmptyGroup, kerr.NonEmptyGroup},
+		{group.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
+		{group.ErrInvalidConfig, kerr.InvalidConfig},
 		{errors.New("anything else"), kerr.UnknownServerError},
 	}
 	if codeFor(nil) != 0 {

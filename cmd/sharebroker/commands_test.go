@@ -68,6 +68,8 @@ func TestBadFlagsFailNamingThem(t *testing.T) {
 		{"bad advertise address", []string{"--advertise", "host-without-port"}, "advertised address"},
 		{"negative node id", []string{"--node-id", "-1"}, "node ID"},
 		{"unknown flag", []string{"--no-such-flag"}, "--no-such-flag"},
+		{"share session timeout not above heartbeat", []string{"--config", "group.share.session.timeout.ms=1000"}, "group.share"},
+		{"share property out of range", []string{"--config", "group.share.delivery.count.limit=11"}, "group.share.delivery.count.limit"},
 		{"serve rejects arguments", []string{"serve", "extra"}, "extra"},
 	}
 	for _, tc := range cases {
