@@ -75,8 +75,10 @@ func (b *Broker) describeResource(typ kmsg.ConfigResourceType, name string) ([]c
 			return nil, err
 		}
 		return b.brokerConfigEntries(), nil
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return b.describeGroupConfigs(name)
 	}
-	return nil, fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2) and BROKER (4) are", errInvalidRequest, typ, int8(typ))
+	return nil, fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2), BROKER (4) and GROUP (32) are", errInvalidRequest, typ, int8(typ))
 }
 
 // checkBrokerResource accepts a BROKER resource name: our node ID, or the

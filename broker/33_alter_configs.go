@@ -133,6 +133,8 @@ func (b *Broker) alterConfigResource(typ kmsg.ConfigResourceType, name string, n
 				errInvalidRequest, strings.Join(names, ", "))
 		}
 		return nil
+	case kmsg.ConfigResourceTypeGroupConfig:
+		return b.alterGroupConfigs(name, validateOnly, next)
 	}
-	return fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2) and BROKER (4) are", errInvalidRequest, typ, int8(typ))
+	return fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2), BROKER (4) and GROUP (32) are", errInvalidRequest, typ, int8(typ))
 }

@@ -41,7 +41,7 @@ func handleIncrementalAlterConfigs(b *Broker, r *request) (kmsg.Response, error)
 		}
 		apply := func(current map[string]string) (map[string]string, error) {
 			for _, c := range rr.Configs {
-				if err := b.applyConfigOp(current, c); err != nil {
+				if err := b.applyConfigOp(rr.ResourceType, current, c); err != nil {
 					return nil, err
 				}
 			}
@@ -57,10 +57,16 @@ func handleIncrementalAlterConfigs(b *Broker, r *request) (kmsg.Response, error)
 	return resp, nil
 }
 
-// applyConfigOp applies one operation to a topic's overrides in place. The
-// caller validates the resulting set.
-func (b *Broker) applyConfigOp(overrides map[string]string, c kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
-	p, known := lookupProperty(c.Name, scopeTopic)
+// applyConfigOp applies one operation to a topic's or a group's overrides
+// in place. The caller validates the resulting set. Group configs are all
+// scalars, so APPEND and SUBTRACT of one is INVALID_CONFIG, as Kafka answers
+// for any scalar config.
+func (b *Broker) applyConfigOp(typ kmsg.ConfigResourceType, overrides map[string]string, c kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
+	scope, kind := scopeTopic, "topic"
+	if typ == kmsg.ConfigResourceTypeGroupConfig {
+		scope, kind = scopeGroup, "group"
+	}
+	p, known := lookupProperty(c.Name, scope)
 	switch c.Op {
 	case kmsg.IncrementalAlterConfigOpSet:
 		if c.Value == nil {
@@ -70,13 +76,13 @@ func (b *Broker) applyConfigOp(overrides map[string]string, c kmsg.IncrementalAl
 		return nil
 	case kmsg.IncrementalAlterConfigOpDelete:
 		if !known {
-			return fmt.Errorf("%w: unknown topic config name: %s", errInvalidConfig, c.Name)
+			return fmt.Errorf("%w: unknown %s config name: %s", errInvalidConfig, kind, c.Name)
 		}
 		delete(overrides, c.Name)
 		return nil
 	case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
 		if !known {
-			return fmt.Errorf("%w: unknown topic config name: %s", errInvalidConfig, c.Name)
+			return fmt.Errorf("%w: unknown %s config name: %s", errInvalidConfig, kind, c.Name)
 		}
 		if p.kind != kindList {
 			return fmt.Errorf("%w: %s is not a list, so it cannot be appended to or subtracted from", errInvalidConfig, c.Name)

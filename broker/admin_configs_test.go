@@ -111,7 +111,8 @@ func TestAdminDescribeConfigsRaw(t *testing.T) {
 		{name: "another broker", typ: kmsg.ConfigResourceTypeBroker, resource: "7", want: kerr.InvalidRequest},
 		{name: "broker name not a number", typ: kmsg.ConfigResourceTypeBroker, resource: "two", want: kerr.InvalidRequest},
 		{name: "broker logger", typ: 8, resource: "2", want: kerr.InvalidRequest},
-		{name: "group", typ: 32, resource: "g", want: kerr.InvalidRequest},
+		{name: "group", typ: 32, resource: "g", configNames: []string{"share.record.lock.duration.ms"}, wantConfigs: []string{"share.record.lock.duration.ms"}},
+		{name: "group without a name", typ: 32, resource: "", want: kerr.InvalidRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

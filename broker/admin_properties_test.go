@@ -1,8 +1,11 @@
 package broker
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sharebroker/sharebroker/group"
 )
 
 // TestPropertyTable checks the table itself: unique names per scope, every
@@ -44,6 +47,12 @@ func TestPropertyTable(t *testing.T) {
 			}
 			if err := p.validate(bp.def); err != nil {
 				t.Errorf("%s: synonym default %q fails validation: %v", key, bp.def, err)
+			}
+		case scopeGroup:
+			// Names, defaults and values belong to the group package,
+			// which validates them; here only the listing is checked.
+			if !slices.Contains(group.GroupConfigNames(), p.name) {
+				t.Errorf("%s: not a group config of the group package", key)
 			}
 		default:
 			t.Errorf("%s: no scope", key)

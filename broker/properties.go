@@ -44,6 +44,7 @@ type propScope int8
 const (
 	scopeBroker propScope = iota + 1
 	scopeTopic
+	scopeGroup // GROUP resources; validated by the group package
 )
 
 func (k propKind) String() string {

@@ -64,15 +64,22 @@ func configTableMarkdown() string {
 	for _, scope := range []struct {
 		scope propScope
 		title string
-	}{{scopeBroker, "Broker properties (`--config KEY=VALUE`)"}, {scopeTopic, "Topic properties (CreateTopics, AlterConfigs, IncrementalAlterConfigs)"}} {
+	}{
+		{scopeBroker, "Broker properties (`--config KEY=VALUE`)"},
+		{scopeTopic, "Topic properties (CreateTopics, AlterConfigs, IncrementalAlterConfigs); the default is the broker property named"},
+		{scopeGroup, "Group properties (GROUP resources of DescribeConfigs and IncrementalAlterConfigs); defaults come from the broker properties named"},
+	} {
 		fmt.Fprintf(&sb, "%s:\n\n| Property | Default | Meaning |\n|---|---|---|\n", scope.title)
 		for _, p := range properties {
 			if p.scope != scope.scope {
 				continue
 			}
 			def := "`" + p.def + "`"
-			if p.scope == scopeTopic {
+			switch p.scope {
+			case scopeTopic:
 				def = "`" + p.synonym + "`"
+			case scopeGroup:
+				def = p.def // already formatted: a value or a broker property
 			}
 			fmt.Fprintf(&sb, "| `%s` | %s | %s |\n", p.name, def, p.doc)
 		}
