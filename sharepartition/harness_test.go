@@ -2,6 +2,7 @@ package sharepartition
 
 import (
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,8 +21,8 @@ type harness struct {
 	timers  *locktimer.Service
 	sp      *SharePartition
 	ctr     *Counters
-	changes int
-	log     []LogBatch // the fake partition log
+	changes atomic.Int64 // OnChange calls
+	log     []LogBatch   // the fake partition log
 	prev    Snapshot
 }
 
@@ -35,7 +36,7 @@ func newHarness(t testing.TB, mut func(*Config)) *harness {
 	h.timers = locktimer.NewService(h.clock, nil)
 	cfg := defaultConfig()
 	cfg.Counters = h.ctr
-	cfg.OnChange = func() { h.changes++ }
+	cfg.OnChange = func() { h.changes.Add(1) }
 	if mut != nil {
 		mut(&cfg)
 	}

@@ -77,8 +77,8 @@ func TestRow5_AckRelease(t *testing.T) {
 	h.acquire("a", 10)
 	h.mustAck("a", 5, 9, AckRelease)
 	h.expect(5, 9, Available, "", 1)
-	if h.sp.NextFetchOffset() != 5 || h.changes == 0 {
-		t.Fatalf("next fetch %d, changes %d", h.sp.NextFetchOffset(), h.changes)
+	if h.sp.NextFetchOffset() != 5 || h.changes.Load() == 0 {
+		t.Fatalf("next fetch %d, changes %d", h.sp.NextFetchOffset(), h.changes.Load())
 	}
 	expectRanges(t, h.acquire("b", 10), 5, 9, 2)
 	// At the limit a release archives.
@@ -124,8 +124,8 @@ func TestRow7_LockExpiry(t *testing.T) {
 	h.expect(0, 9, Acquired, "a", 1)
 	h.advance(time.Millisecond)
 	h.expect(0, 9, Available, "", 1)
-	if h.changes == 0 || h.ctr.LockExpirations.Load() != 10 {
-		t.Fatalf("changes %d expirations %d", h.changes, h.ctr.LockExpirations.Load())
+	if h.changes.Load() == 0 || h.ctr.LockExpirations.Load() != 10 {
+		t.Fatalf("changes %d expirations %d", h.changes.Load(), h.ctr.LockExpirations.Load())
 	}
 	h.acquire("b", 10)
 	h.advance(lockDur)
