@@ -1,0 +1,237 @@
+package sharepartition
+
+import (
+	"fmt"
+	"time"
+)
+
+// AckBatch is one AcknowledgementBatches entry: one type for the whole
+// range, or one type per offset.
+type AckBatch struct {
+	FirstOffset, LastOffset int64
+	Types                   []AckType
+}
+
+func (ab AckBatch) typeAt(o int64) AckType {
+	if len(ab.Types) == 1 {
+		return ab.Types[0]
+	}
+	return ab.Types[o-ab.FirstOffset]
+}
+
+// Acknowledge applies member's acknowledgements for this partition, all or
+// nothing (share-groups.md §2.5): every batch is validated against the
+// current state before anything changes, so a failure leaves the partition
+// exactly as it was. Offsets below the SPSO inside a batch that straddles
+// it are skipped; a batch wholly below it fails.
+//
+// RENEW (row 6) cancels the lock and arms a new one for the full current
+// lock duration from now; state, owner and delivery count stay.
+func (sp *SharePartition) Acknowledge(member string, acks []AckBatch, now time.Time) error {
+	if err := validateAckSyntax(acks); err != nil {
+		return err
+	}
+	if len(acks) == 0 {
+		return nil
+	}
+	sp.mu.Lock()
+	if err := sp.validateAcksLocked(member, acks); err != nil {
+		sp.mu.Unlock()
+		return err
+	}
+	released := false
+	spso := sp.spso // fixed while applying; advance runs after
+	for _, ab := range acks {
+		lo := max(ab.FirstOffset, spso)
+		if lo > ab.LastOffset {
+			continue
+		}
+		if len(ab.Types) == 1 {
+			ev := ackEvents[ab.Types[0]]
+			released = released || ev == evRelease
+			sp.forRangeLocked(lo, ab.LastOffset, isAcquired, func(s slot) {
+				sp.transitionLocked(s, ev, member, now)
+			})
+			continue
+		}
+		// Per-offset types force per-offset state (§1.6).
+		sp.forRangeLocked(lo, ab.LastOffset, func(*rec) bool { return true }, func(s slot) {
+			if s.idx < 0 {
+				sp.splitLocked(s.b)
+				for i := range s.b.offs {
+					sp.ackOffsetLocked(slot{s.b, i}, ab, now)
+				}
+				return
+			}
+			sp.ackOffsetLocked(s, ab, now)
+		})
+		for _, t := range ab.Types {
+			released = released || t == AckRelease
+		}
+	}
+	before := sp.spso
+	sp.advanceLocked()
+	shrank := sp.spso != before
+	notify := sp.cfg.OnChange
+	sp.mu.Unlock()
+	if notify != nil && (released || shrank) {
+		notify()
+	}
+	return nil
+}
+
+func (sp *SharePartition) ackOffsetLocked(s slot, ab AckBatch, now time.Time) {
+	first, _ := s.span()
+	// An offset of the range not covered by this ack batch (a batch that
+	// was whole and got split here) is left alone.
+	if first < ab.FirstOffset || first > ab.LastOffset || first < sp.spso {
+		return
+	}
+	sp.transitionLocked(s, ackEvents[ab.typeAt(first)], "", now)
+}
+
+func isAcquired(r *rec) bool { return r.state == Acquired }
+
+// validateAckSyntax checks what needs no state (§2.5's INVALID_REQUEST rules).
+func validateAckSyntax(acks []AckBatch) error {
+	for i, ab := range acks {
+		switch {
+		case ab.FirstOffset > ab.LastOffset:
+			return fmt.Errorf("%w: ack batch %d: first offset %d > last offset %d", ErrInvalidRequest, i, ab.FirstOffset, ab.LastOffset)
+		case i > 0 && ab.FirstOffset < acks[i-1].LastOffset:
+			// Kafka compares with <, so a batch may start on the
+			// previous batch's last offset.
+			return fmt.Errorf("%w: ack batch %d overlaps the previous one", ErrInvalidRequest, i)
+		case len(ab.Types) == 0:
+			return fmt.Errorf("%w: ack batch %d has no types", ErrInvalidRequest, i)
+		case len(ab.Types) > 1 && int64(len(ab.Types)) != ab.LastOffset-ab.FirstOffset+1:
+			return fmt.Errorf("%w: ack batch %d has %d types for %d offsets", ErrInvalidRequest, i, len(ab.Types), ab.LastOffset-ab.FirstOffset+1)
+		}
+		for _, t := range ab.Types {
+			if !t.valid() {
+				return fmt.Errorf("%w: ack type %d", ErrInvalidRequest, t)
+			}
+		}
+	}
+	return nil
+}
+
+// validateAcksLocked checks every batch against the current state, in
+// order, as if the earlier batches had been applied. The only way an
+// earlier batch can affect a later one is the shared offset when a batch
+// starts on the previous batch's last offset: after anything but RENEW that
+// offset is no longer ACQUIRED.
+func (sp *SharePartition) validateAcksLocked(member string, acks []AckBatch) error {
+	for i, ab := range acks {
+		for _, t := range ab.Types {
+			if t == AckRenew && !sp.cfg.RenewEnabled {
+				return fmt.Errorf("%w: renew acknowledgements are disabled", ErrInvalidRecordState)
+			}
+		}
+		if ab.LastOffset < sp.spso {
+			return fmt.Errorf("%w: [%d,%d] is wholly below the start offset %d", ErrInvalidRecordState, ab.FirstOffset, ab.LastOffset, sp.spso)
+		}
+		if sp.spso == sp.end {
+			return fmt.Errorf("%w: no records in flight", ErrInvalidRecordState)
+		}
+		lo := max(ab.FirstOffset, sp.spso)
+		if lo >= sp.end || ab.LastOffset >= sp.end {
+			return fmt.Errorf("%w: [%d,%d] goes beyond the last in-flight offset %d", ErrInvalidRequest, ab.FirstOffset, ab.LastOffset, sp.end-1)
+		}
+		if i > 0 && ab.FirstOffset == acks[i-1].LastOffset && lo == ab.FirstOffset {
+			prev := acks[i-1]
+			if prev.typeAt(prev.LastOffset) != AckRenew {
+				return fmt.Errorf("%w: offset %d acknowledged twice", ErrInvalidRecordState, ab.FirstOffset)
+			}
+		}
+		for j := sp.searchLocked(lo); j < len(sp.batches); j++ {
+			b := sp.batches[j]
+			if b.first > ab.LastOffset {
+				break
+			}
+			if b.offs == nil {
+				if b.state != Acquired || b.owner != member {
+					return sp.notAcquiredErr(max(lo, b.first), &b.rec, member)
+				}
+				continue
+			}
+			for o := max(lo, b.first); o <= min(ab.LastOffset, b.last); o++ {
+				if r := &b.offs[o-b.first]; r.state != Acquired || r.owner != member {
+					return sp.notAcquiredErr(o, r, member)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (sp *SharePartition) notAcquiredErr(o int64, r *rec, member string) error {
+	if r.state == Acquired {
+		return fmt.Errorf("%w: offset %d is acquired by another member, not %q", ErrInvalidRecordState, o, member)
+	}
+	return fmt.Errorf("%w: offset %d is %v, not acquired", ErrInvalidRecordState, o, r.state)
+}
+
+// ReleaseMember releases everything member holds, as when its share session
+// closes or its connection drops (row 8): each attempt counts, so records
+// at the delivery count limit (or below the SPSO) are archived.
+func (sp *SharePartition) ReleaseMember(member string, now time.Time) {
+	sp.mu.Lock()
+	released := false
+	mine := func(r *rec) bool { return r.state == Acquired && r.owner == member }
+	for _, b := range sp.batches {
+		if b.offs == nil {
+			if mine(&b.rec) {
+				sp.transitionLocked(slot{b, -1}, evMemberGone, "", now)
+				released = true
+			}
+			continue
+		}
+		for i := range b.offs {
+			if mine(&b.offs[i]) {
+				sp.transitionLocked(slot{b, i}, evMemberGone, "", now)
+				released = true
+			}
+		}
+	}
+	sp.advanceLocked()
+	notify := sp.cfg.OnChange
+	sp.mu.Unlock()
+	if released && notify != nil {
+		notify()
+	}
+}
+
+// LogStartMoved tells the partition the log start offset is now newStart
+// (retention, DeleteRecords; §1.4 and row 9). The SPSO moves up to it;
+// AVAILABLE records below it are archived; ACQUIRED ones stay until their
+// lock expires or their owner goes (then archived), and acknowledgements
+// for them are skipped.
+func (sp *SharePartition) LogStartMoved(newStart int64) {
+	sp.mu.Lock()
+	if !sp.initialized || newStart <= sp.spso {
+		sp.mu.Unlock()
+		return
+	}
+	// A batch the new start cuts through is split while it is live, so the
+	// offsets on either side can end differently.
+	if i := sp.searchLocked(newStart); i < len(sp.batches) {
+		if b := sp.batches[i]; b.first < newStart && b.offs == nil && !b.state.Terminal() {
+			sp.splitLocked(b)
+		}
+	}
+	sp.forRangeLocked(sp.spso, newStart-1, isAvailable, func(s slot) {
+		sp.transitionLocked(s, evLogStart, "", time.Time{})
+	})
+	sp.spso = newStart
+	if sp.end < sp.spso {
+		sp.end = sp.spso
+	}
+	sp.availHint = max(sp.availHint, sp.spso)
+	sp.advanceLocked()
+	notify := sp.cfg.OnChange
+	sp.mu.Unlock()
+	if notify != nil {
+		notify()
+	}
+}

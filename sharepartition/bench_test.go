@@ -1,0 +1,125 @@
+package sharepartition
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/sharebroker/sharebroker/locktimer"
+)
+
+func benchPartition(b *testing.B, maxLocks int64) (*SharePartition, *locktimer.ManualClock) {
+	clock := locktimer.NewManualClock(epoch)
+	cfg := defaultConfig()
+	cfg.MaxRecordLocks = maxLocks
+	sp := New(cfg, locktimer.NewService(clock, nil))
+	sp.InitializeIfNeeded(0)
+	return sp, clock
+}
+
+// BenchmarkAcquireAccept measures one 500-record producer batch acquired
+// and accepted whole, the common path; ns/record is the figure to watch.
+func BenchmarkAcquireAccept(b *testing.B) {
+	const n = 500
+	sp, clock := benchPartition(b, 2000)
+	acks := []AckBatch{{Types: []AckType{AckAccept}}}
+	lbs := make([]LogBatch, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		f := sp.NextFetchOffset()
+		lbs[0] = LogBatch{BaseOffset: f, LastOffset: f + n - 1}
+		got, err := sp.Acquire(AcquireRequest{Member: "m", FetchOffset: f, Batches: lbs, MaxRecords: n}, clock.Now())
+		if err != nil || len(got) != 1 {
+			b.Fatalf("acquire: %v %v", got, err)
+		}
+		acks[0].FirstOffset, acks[0].LastOffset = got[0].FirstOffset, got[0].LastOffset
+		if err := sp.Acknowledge("m", acks, clock.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+}
+
+// BenchmarkAcquireAcceptPerOffset acknowledges each record with its own
+// type (forcing per-offset state), the worst case for one batch.
+func BenchmarkAcquireAcceptPerOffset(b *testing.B) {
+	const n = 500
+	sp, clock := benchPartition(b, 2000)
+	types := make([]AckType, n)
+	for i := range types {
+		types[i] = AckAccept
+	}
+	acks := []AckBatch{{Types: types}}
+	lbs := make([]LogBatch, 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		f := sp.NextFetchOffset()
+		lbs[0] = LogBatch{BaseOffset: f, LastOffset: f + n - 1}
+		got, err := sp.Acquire(AcquireRequest{Member: "m", FetchOffset: f, Batches: lbs, MaxRecords: n}, clock.Now())
+		if err != nil || len(got) != 1 {
+			b.Fatalf("acquire: %v %v", got, err)
+		}
+		acks[0].FirstOffset, acks[0].LastOffset = got[0].FirstOffset, got[0].LastOffset
+		if err := sp.Acknowledge("m", acks, clock.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/record")
+}
+
+// BenchmarkRenew renews one 500-record batch lock.
+func BenchmarkRenew(b *testing.B) {
+	sp, clock := benchPartition(b, 2000)
+	lbs := []LogBatch{{BaseOffset: 0, LastOffset: 499}}
+	if _, err := sp.Acquire(AcquireRequest{Member: "m", Batches: lbs, MaxRecords: 500}, clock.Now()); err != nil {
+		b.Fatal(err)
+	}
+	acks := []AckBatch{{0, 499, []AckType{AckRenew}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := sp.Acknowledge("m", acks, clock.Now()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkMemoryInFlight holds 200k records in flight in 500-record
+// batches and reports heap bytes per in-flight record, whole and split.
+func BenchmarkMemoryInFlight(b *testing.B) {
+	const records, batch = 200_000, 500
+	for _, split := range []bool{false, true} {
+		name := "whole"
+		if split {
+			name = "split"
+		}
+		b.Run(name, func(b *testing.B) {
+			var perRecord float64
+			for b.Loop() {
+				runtime.GC()
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				sp, clock := benchPartition(b, records)
+				for f := int64(0); f < records; f += batch {
+					lbs := []LogBatch{{BaseOffset: f, LastOffset: f + batch - 1}}
+					if _, err := sp.Acquire(AcquireRequest{Member: "m", FetchOffset: f, Batches: lbs, MaxRecords: batch}, clock.Now()); err != nil {
+						b.Fatal(err)
+					}
+					if split { // renewing one offset splits the batch
+						if err := sp.Acknowledge("m", []AckBatch{{f, f, []AckType{AckRenew}}}, clock.Now()); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				if sp.InFlight() != records {
+					b.Fatalf("in flight %d", sp.InFlight())
+				}
+				perRecord = float64(after.HeapAlloc-before.HeapAlloc) / records
+				runtime.KeepAlive(sp)
+				clock.Advance(time.Hour) // let the locks go
+			}
+			b.ReportMetric(perRecord, "B/record")
+		})
+	}
+}
