@@ -305,10 +305,8 @@ func (a *acquisition) newRecords() {
 			gap := sp.appendLocked(sp.end, base-1)
 			gap.state = Archived
 			sp.ctr.Archived[ArchivedCompacted].Add(gap.size())
-			a.toAcquire = min(a.toAcquire, a.acquired+sp.cfg.MaxRecordLocks-(sp.end-sp.spso))
-			if a.acquired >= a.toAcquire {
-				return
-			}
+			// The budget stays as computed before the hole, as Kafka's
+			// does: holes count as in flight but do not shrink it.
 		}
 	}
 	start := sp.end

@@ -71,4 +71,16 @@
 //   - A limit lowered while records are AVAILABLE does not archive them; the
 //     next attempt may exceed the new limit and archives when it ends.
 //     Throttling treats count >= limit-1 as the last attempt.
+//   - Acquire trusts AcquireRequest.FetchOffset to be where the broker's
+//     read began: AVAILABLE offsets from there up to the first batch read
+//     are archived as vanished (row 10).
+//
+// # Not yet
+//
+//   - A split ACQUIRED batch costs two allocations per offset (timer handle
+//     and callback), about 130 bytes per record; one timer per batch with
+//     per-offset generations would cut that.
+//   - Row 10 is applied only to the gap before the first batch read, as
+//     Kafka does; holes further into a read are acquired and left to the
+//     client's GAP acknowledgement.
 package sharepartition

@@ -16,8 +16,9 @@ type Snapshot struct {
 	End             int64 // first offset never brought into the window
 	InFlight        int64
 	NextFetchOffset int64
-	// Ranges lists the tracked records in offset order, adjacent offsets
-	// with equal state, owner, count and deadline merged. Ranges below SPSO
+	// Ranges lists the tracked records in offset order: one range per
+	// unsplit in-flight batch, and for a split batch its runs of offsets
+	// with equal state, owner, count and deadline. Ranges below SPSO
 	// are ACQUIRED leftovers of a log start move (row 9) or the finished
 	// head of a batch that straddles SPSO.
 	Ranges []RangeState
@@ -48,13 +49,14 @@ func (sp *SharePartition) Snapshot() Snapshot {
 	if sp.end > sp.spso {
 		s.SPEO = sp.end - 1
 	}
+	batchStart := 0 // ranges of the current batch start here: batches never merge
 	add := func(first, last int64, r *rec, split bool) {
 		rs := RangeState{FirstOffset: first, LastOffset: last, State: r.state, Owner: r.owner,
 			DeliveryCount: r.count, Split: split}
 		if r.h != nil {
 			rs.LockDeadline = time.Unix(0, r.deadline)
 		}
-		if n := len(s.Ranges); n > 0 {
+		if n := len(s.Ranges); n > batchStart {
 			p := &s.Ranges[n-1]
 			if p.LastOffset+1 == first && p.State == rs.State && p.Owner == rs.Owner &&
 				p.DeliveryCount == rs.DeliveryCount && p.LockDeadline.Equal(rs.LockDeadline) && p.Split == split {
@@ -65,6 +67,7 @@ func (sp *SharePartition) Snapshot() Snapshot {
 		s.Ranges = append(s.Ranges, rs)
 	}
 	for _, b := range sp.batches {
+		batchStart = len(s.Ranges)
 		if b.offs == nil {
 			add(b.first, b.last, &b.rec, false)
 			continue

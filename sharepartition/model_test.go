@@ -176,7 +176,7 @@ func runOps(t testing.TB, src opSource) {
 	h := newHarness(t, func(c *Config) {
 		c.DeliveryCountLimit = limit
 		c.MaxRecordLocks = int64(20 + src.intn(60))
-		c.ReadCommitted = false
+		c.ReadCommitted = src.intn(3) == 0
 	})
 	cfg := h.sp.Config()
 	m := &model{cfg: cfg, recs: map[int64]*mrec{}, maxLimit: limit}
@@ -189,8 +189,11 @@ func runOps(t testing.TB, src opSource) {
 	logEnd, logStart := int64(0), int64(0)
 	produce := func() {
 		for range 1 + src.intn(6) {
+			if src.intn(6) == 0 {
+				logEnd += int64(1 + src.intn(3)) // a hole: compacted or never written
+			}
 			n := int64(1 + src.intn(8))
-			h.log = append(h.log, LogBatch{BaseOffset: logEnd, LastOffset: logEnd + n - 1})
+			h.log = append(h.log, LogBatch{BaseOffset: logEnd, LastOffset: logEnd + n - 1, Aborted: src.intn(6) == 0})
 			logEnd += n
 		}
 	}
@@ -199,72 +202,17 @@ func runOps(t testing.TB, src opSource) {
 		now := h.now()
 		switch op := src.intn(10); op {
 		case 0:
+			if src.intn(3) == 0 && len(h.log) > 1 {
+				// Compaction removes a whole producer batch (never the last).
+				i := src.intn(len(h.log) - 1)
+				trace = append(trace, fmt.Sprintf("compact away %v", h.log[i]))
+				h.log = append(h.log[:i:i], h.log[i+1:]...)
+				break
+			}
 			produce()
 			trace = append(trace, fmt.Sprintf("produce → log end %d", logEnd))
 		case 1, 2, 3:
-			member := members[src.intn(len(members))]
-			maxRecords := src.intn(30)
-			mode := AcquireMode(src.intn(2))
-			batchSize := src.intn(12)
-			f := h.sp.NextFetchOffset()
-			if f != m.nextFetch() {
-				fail("next fetch %d; model %d", f, m.nextFetch())
-			}
-			inFlight := m.end - m.spso
-			got, err := h.sp.Acquire(AcquireRequest{Member: member, FetchOffset: f, Batches: h.read(max(f, logStart)),
-				MaxRecords: maxRecords, BatchSize: batchSize, Mode: mode}, now)
-			trace = append(trace, fmt.Sprintf("acquire %s max=%d mode=%d bs=%d from %d → %v", member, maxRecords, mode, batchSize, f, got))
-			if err != nil {
-				fail("acquire: %v", err)
-			}
-			total, prev := int64(0), int64(-1)
-			alone := false
-			for _, r := range got {
-				if r.FirstOffset > r.LastOffset || r.FirstOffset <= prev {
-					fail("ranges out of order: %v", got)
-				}
-				prev = r.LastOffset
-				for o := r.FirstOffset; o <= r.LastOffset; o++ {
-					mr := m.recs[o]
-					if o >= m.end {
-						if inFlight >= cfg.MaxRecordLocks {
-							fail("new offset %d acquired with a full window", o)
-						}
-						mr = &mrec{state: Available}
-						m.recs[o] = mr
-					}
-					if mr == nil || mr.state != Available || o < m.spso || o >= logEnd {
-						fail("offset %d acquired from %+v", o, mr)
-					}
-					if limit > 2 && mr.count >= limit-1 {
-						alone = true
-					}
-					mr.state, mr.owner, mr.count, mr.deadline = Acquired, member, mr.count+1, now.Add(cfg.LockDuration)
-					if mr.count != r.DeliveryCount {
-						fail("offset %d count %d; range says %d", o, mr.count, r.DeliveryCount)
-					}
-					total++
-				}
-			}
-			if alone && total != 1 {
-				fail("a record on its last attempt shared a fetch: %v", got)
-			}
-			if mode == RecordLimit && total > int64(maxRecords) {
-				fail("record-limit acquired %d > %d", total, maxRecords)
-			}
-			canAcquire := f < m.end || inFlight < cfg.MaxRecordLocks && logEnd > m.end
-			if maxRecords > 0 && canAcquire != (total > 0) {
-				fail("acquired %d records; model can acquire: %v", total, canAcquire)
-			}
-			// Record-limit tails join the window AVAILABLE with count 0.
-			s := h.sp.Snapshot()
-			for o := m.end; o < s.End; o++ {
-				if m.recs[o] == nil {
-					m.recs[o] = &mrec{state: Available}
-				}
-			}
-			m.end = max(m.end, s.End)
-			m.advance()
+			acquireOp(h, m, src, logEnd, logStart, &trace, fail)
 		case 4, 5, 6:
 			member := members[src.intn(len(members))]
 			var acks []AckBatch
@@ -341,6 +289,164 @@ func runOps(t testing.TB, src opSource) {
 		}
 		compare(h, m, fail)
 	}
+}
+
+// acquireOp runs one Acquire and checks what any correct answer must
+// satisfy, then makes the model follow it.
+func acquireOp(h *harness, m *model, src opSource, logEnd, logStart int64, trace *[]string, fail func(string, ...any)) {
+	cfg, now := m.cfg, h.now()
+	limit := cfg.DeliveryCountLimit
+	member := members[src.intn(len(members))]
+	maxRecords := src.intn(30)
+	mode := AcquireMode(src.intn(2))
+	batchSize := src.intn(12)
+	f := h.sp.NextFetchOffset()
+	if f != m.nextFetch() {
+		fail("next fetch %d; model %d", f, m.nextFetch())
+	}
+	read := h.read(max(f, logStart))
+	inLog := func(o int64) (LogBatch, bool) {
+		for _, lb := range h.log {
+			if lb.BaseOffset <= o && o <= lb.LastOffset {
+				return lb, true
+			}
+		}
+		return LogBatch{}, false
+	}
+	got, err := h.sp.Acquire(AcquireRequest{Member: member, FetchOffset: f, Batches: read,
+		MaxRecords: maxRecords, BatchSize: batchSize, Mode: mode}, now)
+	*trace = append(*trace, fmt.Sprintf("acquire %s max=%d mode=%d bs=%d from %d → %v", member, maxRecords, mode, batchSize, f, got))
+	if err != nil {
+		fail("acquire: %v", err)
+	}
+	if maxRecords <= 0 || len(read) == 0 {
+		if len(got) != 0 {
+			fail("acquired without budget or log")
+		}
+		return
+	}
+	// Row 10, which the model can predict: AVAILABLE offsets between the
+	// fetch offset and the first batch read vanished.
+	for o := max(f, m.spso); o < min(read[0].BaseOffset, m.end); o++ {
+		if r := m.recs[o]; r.state == Available {
+			r.state = Archived
+		}
+	}
+	m.advance()
+	// An empty window jumps over a hole at its end.
+	if m.spso == m.end {
+		for _, lb := range read {
+			if lb.LastOffset >= m.end {
+				if lb.BaseOffset > m.end {
+					m.spso, m.end = lb.BaseOffset, lb.BaseOffset
+				}
+				break
+			}
+		}
+	}
+	fetch, inFlight := m.nextFetch(), m.end-m.spso
+	oldEnd := m.end
+	total, prev := int64(0), int64(-1)
+	alone := false
+	take := func(o int64, mr *mrec) {
+		if limit > 2 && mr.count >= limit-1 {
+			alone = true
+		}
+		mr.state, mr.owner, mr.count, mr.deadline = Acquired, member, mr.count+1, now.Add(cfg.LockDuration)
+		total++
+	}
+	for _, r := range got {
+		if r.FirstOffset > r.LastOffset || r.FirstOffset <= prev {
+			fail("ranges out of order: %v", got)
+		}
+		prev = r.LastOffset
+		for o := r.FirstOffset; o <= r.LastOffset; o++ {
+			mr := m.recs[o]
+			if o >= m.end {
+				if inFlight >= cfg.MaxRecordLocks {
+					fail("new offset %d acquired with a full window", o)
+				}
+				mr = &mrec{state: Available}
+				m.recs[o] = mr
+			}
+			if mr == nil || mr.state != Available || o < m.spso || o >= logEnd {
+				fail("offset %d acquired from %+v", o, mr)
+			}
+			if lb, ok := inLog(o); ok && lb.Aborted && cfg.ReadCommitted {
+				fail("aborted offset %d returned under read_committed", o)
+			}
+			take(o, mr)
+			if mr.count != r.DeliveryCount {
+				fail("offset %d count %d; range says %d", o, mr.count, r.DeliveryCount)
+			}
+		}
+	}
+	// Offsets new to the window and not returned: a hole archived to keep
+	// the window contiguous, a record-limit tail (AVAILABLE, count 0), or
+	// (read_committed) an aborted record acquired and archived at once.
+	s := h.sp.Snapshot()
+	for o := oldEnd; o < s.End; o++ {
+		if m.recs[o] != nil {
+			continue
+		}
+		lb, ok := inLog(o)
+		r := stateAt(s, o)
+		if r.State == 0 && o < s.SPSO {
+			// Archived at once and already passed by the SPSO: a hole, or
+			// an aborted record under read_committed (acquired, count 1).
+			r = RangeState{State: Archived}
+			if ok && lb.Aborted && cfg.ReadCommitted {
+				r.DeliveryCount = 1
+			}
+		}
+		switch {
+		case !ok && r.State == Archived && r.DeliveryCount == 0:
+			m.recs[o] = &mrec{state: Archived}
+		case !ok && cfg.ReadCommitted && r.State == Archived && r.DeliveryCount == 1:
+			// A hole inside a stretch of aborted batches goes with them.
+			m.recs[o] = &mrec{state: Archived, count: 1}
+			take(o, &mrec{})
+		case ok && (!lb.Aborted || !cfg.ReadCommitted) && r.State == Available && r.DeliveryCount == 0:
+			m.recs[o] = &mrec{state: Available}
+		case ok && lb.Aborted && cfg.ReadCommitted && (r.State == Available && r.DeliveryCount == 0 || r.State == Archived && r.DeliveryCount == 1):
+			m.recs[o] = &mrec{state: r.State, count: r.DeliveryCount}
+			if r.State == Archived {
+				take(o, &mrec{count: 0})
+			}
+		default:
+			fail("new offset %d not returned: %+v (in log %v %+v)", o, r, ok, lb)
+		}
+	}
+	if cfg.ReadCommitted {
+		for o := m.spso; o < oldEnd; o++ {
+			mr := m.recs[o]
+			if lb, ok := inLog(o); ok && lb.Aborted && mr.state == Available {
+				r := stateAt(s, o)
+				if r.State == 0 && o < s.SPSO {
+					r = RangeState{State: Archived, DeliveryCount: mr.count + 1} // passed by the SPSO
+				}
+				if r.State == Archived {
+					if r.DeliveryCount != mr.count+1 {
+						fail("aborted offset %d archived with count %d, had %d", o, r.DeliveryCount, mr.count)
+					}
+					take(o, mr)
+					mr.state, mr.owner, mr.deadline = Archived, "", time.Time{}
+				}
+			}
+		}
+	}
+	if alone && total != 1 {
+		fail("a record on its last attempt shared a fetch: %v", got)
+	}
+	if mode == RecordLimit && total > int64(maxRecords) {
+		fail("record-limit acquired %d > %d", total, maxRecords)
+	}
+	canAcquire := fetch < m.end || inFlight < cfg.MaxRecordLocks && logEnd > m.end
+	if canAcquire != (total > 0) {
+		fail("acquired %d records; model can acquire: %v (fetch %d, window [%d,%d), limit %d, log end %d, read %v, snapshot %+v)", total, canAcquire, fetch, m.spso, m.end, cfg.MaxRecordLocks, logEnd, read, s)
+	}
+	m.end = max(m.end, s.End)
+	m.advance()
 }
 
 func compare(h *harness, m *model, fail func(string, ...any)) {
