@@ -24,7 +24,27 @@ func init() {
 func handleAPIVersions(b *Broker, r *request) (kmsg.Response, error) {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = advertisedAPIs()
+	addFeatures(resp)
 	return resp, nil
+}
+
+// shareFetchKey is the API whose presence means share groups are served.
+const shareFetchKey = 78
+
+// addFeatures reports the features the served APIs implement (v3+): share
+// groups at share.version level 1, Kafka 4.2's, supported from level 0.
+// Features are finalized for good, so the epoch never changes.
+func addFeatures(resp *kmsg.ApiVersionsResponse) {
+	resp.FinalizedFeaturesEpoch = 1
+	if lookupAPI(shareFetchKey) == nil {
+		return
+	}
+	sf := kmsg.NewApiVersionsResponseSupportedFeature()
+	sf.Name, sf.MinVersion, sf.MaxVersion = "share.version", 0, 1
+	resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+	ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "share.version", 1, 1
+	resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
 }
 
 func unsupportedAPIVersionsResponse() *kmsg.ApiVersionsResponse {

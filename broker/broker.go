@@ -38,6 +38,7 @@ type Broker struct {
 	groupConfigs  *group.ConfigStore
 	shareGroups   *group.ShareGroups
 	shareSessions *shareSessions
+	shareParts    *shareParts
 
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
@@ -85,6 +86,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.shareSessions = newShareSessions(int(r.share.MaxShareSessions))
+	b.shareParts = newShareParts(r.Clock)
 	return b, nil
 }
 
@@ -226,6 +228,7 @@ func (b *Broker) Close(ctx context.Context) error {
 		<-finished
 	}
 	b.shareGroups.Close()
+	b.shareParts.timers.Close()
 	b.log.Info("stopped")
 	return nil
 }

@@ -50,6 +50,7 @@ func newConn(b *Broker, l *listener, nc net.Conn) *conn {
 
 func (c *conn) serve() {
 	defer c.b.forgetConn(c)
+	defer c.b.connClosed(c)
 	defer c.nc.Close()
 	c.log.Debug("connection opened")
 	r := bufio.NewReaderSize(c.nc, 32<<10)

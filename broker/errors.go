@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -45,6 +46,10 @@ func codeFor(err error) int16 {
 		return kerr.TopicDeletionDisabled.Code
 	case errors.Is(err, errInvalidConfig):
 		return kerr.InvalidConfig.Code
+	case errors.Is(err, sharepartition.ErrInvalidRecordState):
+		return kerr.InvalidRecordState.Code
+	case errors.Is(err, sharepartition.ErrInvalidRequest):
+		return kerr.InvalidRequest.Code
 	case errors.Is(err, errShareSessionNotFound):
 		return kerr.ShareSessionNotFound.Code
 	case errors.Is(err, errInvalidShareSessionEpoch):

@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -49,6 +50,8 @@ func TestCodeFor(t *testing.T) {
 		{group.ErrNonEmptyGroup, kerr.NonEmptyGroup},
 		{group.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
 		{group.ErrInvalidConfig, kerr.InvalidConfig},
+		{sharepartition.ErrInvalidRecordState, kerr.InvalidRecordState},
+		{sharepartition.ErrInvalidRequest, kerr.InvalidRequest},
 		{errors.New("anything else"), kerr.UnknownServerError},
 	}
 	if codeFor(nil) != 0 {

@@ -2,8 +2,12 @@ package broker
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/sharepartition"
+	"github.com/sharebroker/sharebroker/storage"
 )
 
 // Acknowledgement types on the wire (KIP-932, KIP-1222).
@@ -100,4 +104,39 @@ func validateRenewFetch(req *kmsg.ShareFetchRequest) error {
 			errInvalidRequest, req.MaxBytes, req.MinBytes, req.MaxRecords, req.MaxWaitMillis)
 	}
 	return nil
+}
+
+// ackPartition applies one partition's acknowledgement batches for a
+// member, checking in Kafka's order: the topic ID, the request-level rules,
+// then the partition and its share state must exist, then the share partition checks offsets and ownership
+// and applies all or nothing (share-groups.md §2.5). Acknowledgements never
+// create share state: a partition this group never fetched here has none
+// to acknowledge, which Kafka answers UNKNOWN_TOPIC_OR_PARTITION.
+func (b *Broker) ackPartition(groupID, member string, version int16, isRenewAck bool, tp topicPartition, batches []wireAckBatch, now time.Time) error {
+	if len(batches) == 0 {
+		return nil // nothing to acknowledge is success
+	}
+	t := b.store.TopicByID(tp.topicID)
+	if t == nil {
+		return fmt.Errorf("%w: %x", storage.ErrUnknownTopicID, tp.topicID)
+	}
+	if err := validateAckBatches(version, isRenewAck, batches); err != nil {
+		return err
+	}
+	if t.Partition(tp.partition) == nil {
+		return fmt.Errorf("%w: %s has no partition %d", storage.ErrUnknownTopic, t.Name, tp.partition)
+	}
+	p := b.shareParts.lookup(sharePartitionKey{group: groupID, topicPartition: tp})
+	if p == nil {
+		return fmt.Errorf("%w: group %q has no share state for %s-%d on this broker", storage.ErrUnknownTopic, groupID, t.Name, tp.partition)
+	}
+	acks := make([]sharepartition.AckBatch, len(batches))
+	for i, wb := range batches {
+		types := make([]sharepartition.AckType, len(wb.types))
+		for j, typ := range wb.types {
+			types[j] = sharepartition.AckType(typ)
+		}
+		acks[i] = sharepartition.AckBatch{FirstOffset: wb.first, LastOffset: wb.last, Types: types}
+	}
+	return p.sp.Acknowledge(member, acks, now)
 }

@@ -1,0 +1,66 @@
+package broker
+
+// ShareAcknowledge (key 79), v1-v2 (v0 is not advertised, as in Kafka 4.1+).
+//
+//   - Top-level INVALID_REQUEST for a missing group ID or a member ID that
+//     is empty or longer than 36 characters.
+//   - The share session (share-groups.md §3.2): epoch 0 is
+//     INVALID_SHARE_SESSION_EPOCH (acknowledging cannot open a session); -1
+//     needs a session and does not bump; anything else must be the expected
+//     epoch and bumps it. The request's partitions do not join the session.
+//   - Each partition's batches are validated and applied as ShareFetch's
+//     piggybacked acknowledgements are (§2.5, §2.6), all or nothing per
+//     partition; the result is the partition's ErrorCode. RENEW needs v2 and
+//     IsRenewAck, and re-arms the lock for the group's full lock duration.
+//   - Epoch -1: after applying, the session closes and the member's records
+//     on its partitions are released (row 8).
+//   - AcquisitionLockTimeoutMs (v2) is the group's lock duration, so a
+//     member that renewed can compute its new deadline.
+//   - Kafka checks neither that the group exists nor that the member is in
+//     it; ownership of records is by member ID.
+
+import (
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func init() { register(79, 1, 2, handleShareAcknowledge) }
+
+func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.ShareAcknowledgeRequest)
+	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
+	fail := func(err error) (kmsg.Response, error) {
+		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
+		return resp, nil
+	}
+	if req.GroupID == nil || *req.GroupID == "" {
+		return fail(fmt.Errorf("%w: group ID is empty", errInvalidRequest))
+	}
+	if err := validateShareMemberID(req.MemberID); err != nil {
+		return fail(err)
+	}
+	key := shareSessionKey{group: *req.GroupID, member: *req.MemberID}
+	if err := b.shareSessions.acknowledge(key, req.ShareSessionEpoch); err != nil {
+		return fail(err)
+	}
+	resp.AcquisitionLockTimeoutMillis = int32(b.groupConfigs.Share(key.group).RecordLockDuration.Milliseconds())
+	now := b.clock.Now()
+	for _, rt := range req.Topics {
+		st := kmsg.NewShareAcknowledgeResponseTopic()
+		st.TopicID = rt.TopicID
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewShareAcknowledgeResponseTopicPartition()
+			sp.Partition = rp.Partition
+			tp := topicPartition{topicID: rt.TopicID, partition: rp.Partition}
+			err := b.ackPartition(key.group, key.member, req.Version, req.IsRenewAck, tp, ackRequestAckBatches(rp.AcknowledgementBatches), now)
+			sp.ErrorCode, sp.ErrorMessage = codeFor(err), errMessage(err)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	if req.ShareSessionEpoch == -1 {
+		b.releaseSession(key, b.shareSessions.close(key), b.clock.Now())
+	}
+	return resp, nil
+}
