@@ -46,43 +46,22 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 	wait := time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond
 	deadline := b.clock.Now().Add(wait)
 
-	wake := make(chan struct{}, 1)
-	var timer interface{ Stop() bool }
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		// Watch before reading, so an append between the read and the wait
-		// still wakes us.
+	var resp *kmsg.FetchResponse
+	b.longPoll(deadline, func(wake chan<- struct{}) (bool, func()) {
 		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
-		resp, bytes, failed := b.fetchOnce(req, maxBytes)
+		var bytes int64
+		var failed bool
+		resp, bytes, failed = b.fetchOnce(req, maxBytes)
 		// Nothing to watch (a request naming no partitions) answers at
 		// once, as in Kafka: no append could ever wake it.
-		done := failed || len(watched) == 0 || bytes >= int64(req.MinBytes) || !b.clock.Now().Before(deadline)
-		if !done && timer == nil {
-			timer = b.clock.AfterFunc(deadline.Sub(b.clock.Now()), func() {
-				select {
-				case wake <- struct{}{}:
-				default:
-				}
-			})
-		}
-		if !done {
-			select {
-			case <-wake:
-			case <-b.done:
-				done = true
+		done := failed || len(watched) == 0 || bytes >= int64(req.MinBytes)
+		return done, func() {
+			for _, p := range watched {
+				p.Unwatch(wake)
 			}
 		}
-		for _, p := range watched {
-			p.Unwatch(wake)
-		}
-		if done {
-			return resp, nil
-		}
-	}
+	})
+	return resp, nil
 }
 
 // fetchPartitions calls fn for every existing partition the request names

@@ -68,10 +68,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil
 	}
-	if req.GroupID == nil || *req.GroupID == "" {
-		return fail(fmt.Errorf("%w: group ID is empty", errInvalidRequest))
-	}
-	if err := validateShareMemberID(req.MemberID); err != nil {
+	if err := validateShareIDs(req.GroupID, req.MemberID); err != nil {
 		return fail(err)
 	}
 	if err := validateRenewFetch(req); err != nil {
@@ -198,15 +195,7 @@ func (b *Broker) acquireWaiting(req *kmsg.ShareFetchRequest, groupID, member str
 	}
 	deadline := b.clock.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
 
-	wake := make(chan struct{}, 1)
-	var timer interface{ Stop() bool }
-	defer func() {
-		if timer != nil {
-			timer.Stop()
-		}
-	}()
-	for {
-		// Watch before acquiring, so a change in between still wakes us.
+	b.longPoll(deadline, func(wake chan<- struct{}) (bool, func()) {
 		var watchedLogs []*storage.Partition
 		var watchedShares []*sharePart
 		for _, sp := range order {
@@ -222,33 +211,15 @@ func (b *Broker) acquireWaiting(req *kmsg.ShareFetchRequest, groupID, member str
 			}
 		}
 		acquired, failed := b.acquireOnce(req, groupID, member, mode, order, maxBytes, answer)
-		now := b.clock.Now()
-		done := acquired || failed || !now.Before(deadline)
-		if !done && timer == nil {
-			timer = b.clock.AfterFunc(deadline.Sub(now), func() {
-				select {
-				case wake <- struct{}{}:
-				default:
-				}
-			})
-		}
-		if !done {
-			select {
-			case <-wake:
-			case <-b.done:
-				done = true
+		return acquired || failed, func() {
+			for _, log := range watchedLogs {
+				log.Unwatch(wake)
+			}
+			for _, p := range watchedShares {
+				p.waiters.unwatch(wake)
 			}
 		}
-		for _, log := range watchedLogs {
-			log.Unwatch(wake)
-		}
-		for _, p := range watchedShares {
-			p.waiters.unwatch(wake)
-		}
-		if done {
-			return
-		}
-	}
+	})
 }
 
 // acquireOnce makes one pass over the partitions in order, acquiring up to

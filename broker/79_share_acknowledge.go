@@ -20,8 +20,6 @@ package broker
 //     it; ownership of records is by member ID.
 
 import (
-	"fmt"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -34,10 +32,7 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil
 	}
-	if req.GroupID == nil || *req.GroupID == "" {
-		return fail(fmt.Errorf("%w: group ID is empty", errInvalidRequest))
-	}
-	if err := validateShareMemberID(req.MemberID); err != nil {
+	if err := validateShareIDs(req.GroupID, req.MemberID); err != nil {
 		return fail(err)
 	}
 	key := shareSessionKey{group: *req.GroupID, member: *req.MemberID}

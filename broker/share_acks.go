@@ -80,8 +80,17 @@ func validateAckBatches(version int16, isRenewAck bool, batches []wireAckBatch) 
 	return nil
 }
 
-// validateShareMemberID checks the member ID of a ShareFetch or
-// ShareAcknowledge: present, non-empty, at most 36 characters.
+// validateShareIDs checks the group and member IDs of a ShareFetch or
+// ShareAcknowledge; a bad one is a top-level INVALID_REQUEST.
+func validateShareIDs(groupID, memberID *string) error {
+	if groupID == nil || *groupID == "" {
+		return fmt.Errorf("%w: group ID is empty", errInvalidRequest)
+	}
+	return validateShareMemberID(memberID)
+}
+
+// validateShareMemberID checks a share member ID: present, non-empty, at
+// most 36 characters.
 func validateShareMemberID(id *string) error {
 	switch {
 	case id == nil || *id == "":
