@@ -1,0 +1,220 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/broker"
+)
+
+// rawShare speaks ShareFetch and ShareAcknowledge by hand to one broker,
+// for the validation paths no client library would take.
+type rawShare struct {
+	t       *testing.T
+	c       *rawConn
+	topicID [16]byte
+}
+
+// newRawShare starts a broker with topic "t" (one partition) holding n
+// records, one per batch, and a group "g" that reads from the earliest.
+func newRawShare(t *testing.T, n int) *rawShare {
+	t.Helper()
+	_, addr := startBroker(t, broker.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for i := range n {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setGroupConfig(t, ctx, cl, "g", "share.auto.offset.reset", "earliest")
+	md := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("t")
+	md.Topics = append(md.Topics, mt)
+	resp, err := md.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &rawShare{t: t, c: dialRaw(t, addr), topicID: resp.Topics[0].TopicID}
+}
+
+type ackSpec struct {
+	first, last int64
+	types       []int8
+}
+
+// fetch sends a ShareFetch for partition 0 of "t"; edit may change anything.
+func (s *rawShare) fetch(version int16, member string, epoch int32, acks []ackSpec, edit func(*kmsg.ShareFetchRequest)) *kmsg.ShareFetchResponse {
+	s.t.Helper()
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version = version
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr("g"), kmsg.StringPtr(member), epoch
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 0, 1, 1<<20, 500, 500
+	tp := kmsg.NewShareFetchRequestTopic()
+	tp.TopicID = s.topicID
+	p := kmsg.NewShareFetchRequestTopicPartition()
+	for _, a := range acks {
+		b := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
+		b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = a.first, a.last, a.types
+		p.AcknowledgementBatches = append(p.AcknowledgementBatches, b)
+	}
+	tp.Partitions = append(tp.Partitions, p)
+	req.Topics = append(req.Topics, tp)
+	if edit != nil {
+		edit(req)
+	}
+	return s.c.request(req).(*kmsg.ShareFetchResponse)
+}
+
+// ack sends a ShareAcknowledge for partition 0 of "t".
+func (s *rawShare) ack(version int16, member string, epoch int32, renew bool, acks []ackSpec) *kmsg.ShareAcknowledgeResponse {
+	s.t.Helper()
+	req := kmsg.NewPtrShareAcknowledgeRequest()
+	req.Version = version
+	req.GroupID, req.MemberID, req.ShareSessionEpoch, req.IsRenewAck = kmsg.StringPtr("g"), kmsg.StringPtr(member), epoch, renew
+	tp := kmsg.NewShareAcknowledgeRequestTopic()
+	tp.TopicID = s.topicID
+	p := kmsg.NewShareAcknowledgeRequestTopicPartition()
+	for _, a := range acks {
+		b := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+		b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = a.first, a.last, a.types
+		p.AcknowledgementBatches = append(p.AcknowledgementBatches, b)
+	}
+	tp.Partitions = append(tp.Partitions, p)
+	req.Topics = append(req.Topics, tp)
+	return s.c.request(req).(*kmsg.ShareAcknowledgeResponse)
+}
+
+// partition returns the answer for partition 0, failing if there is none.
+func partitionOf(t *testing.T, resp *kmsg.ShareFetchResponse) kmsg.ShareFetchResponseTopicPartition {
+	t.Helper()
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("want one partition, got error %d and %+v", resp.ErrorCode, resp.Topics)
+	}
+	return resp.Topics[0].Partitions[0]
+}
+
+// Top-level validation of ShareFetch, share-groups.md §2.3, §2.6, §9.3.
+func TestShareFetchTopLevelValidation(t *testing.T) {
+	s := newRawShare(t, 3)
+	cases := []struct {
+		name    string
+		version int16
+		member  string
+		epoch   int32
+		acks    []ackSpec
+		edit    func(*kmsg.ShareFetchRequest)
+		want    *kerr.Error
+	}{
+		{"empty member id", 2, "", 0, nil, nil, kerr.InvalidRequest},
+		{"member id over 36 characters", 2, strings.Repeat("m", 37), 0, nil, nil, kerr.InvalidRequest},
+		{"null group id", 2, "m", 0, nil, func(r *kmsg.ShareFetchRequest) { r.GroupID = nil }, kerr.InvalidRequest},
+		{"renew fetch with MaxWaitMs", 2, "m", 0, nil, func(r *kmsg.ShareFetchRequest) { r.IsRenewAck = true }, kerr.InvalidRequest},
+		{"acquire mode 2", 2, "m", 0, nil, func(r *kmsg.ShareFetchRequest) { r.ShareAcquireMode = 2 }, kerr.InvalidRequest},
+		{"acknowledgements in an opening request", 2, "m", 0, []ackSpec{{0, 0, []int8{1}}}, nil, kerr.InvalidRequest},
+		{"incremental epoch without a session", 2, "nobody", 5, nil, nil, kerr.ShareSessionNotFound},
+		{"closing without a session", 2, "nobody", -1, nil, nil, kerr.ShareSessionNotFound},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := s.fetch(tc.version, tc.member, tc.epoch, tc.acks, tc.edit)
+			wantCode(t, "top level", resp.ErrorCode, tc.want)
+			if resp.AcquisitionLockTimeoutMillis != 0 || len(resp.Topics) != 0 {
+				t.Fatalf("a top-level error carried lock timeout %d and %d topics", resp.AcquisitionLockTimeoutMillis, len(resp.Topics))
+			}
+		})
+	}
+}
+
+// A session's epochs (§2.4) and the acknowledgement rules (§2.5, §2.6),
+// walked in order on one member's session.
+func TestShareFetchSessionAndAcknowledgements(t *testing.T) {
+	s := newRawShare(t, 3)
+	// Open: the three records are acquired, delivery count 1.
+	p := partitionOf(t, s.fetch(2, "m1", 0, nil, nil))
+	if len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].FirstOffset != 0 || p.AcquiredRecords[0].LastOffset != 2 || p.AcquiredRecords[0].DeliveryCount != 1 {
+		t.Fatalf("acquired %+v", p.AcquiredRecords)
+	}
+	if len(p.Records) == 0 {
+		t.Fatal("acquired records came without their batches")
+	}
+	if resp := s.fetch(2, "m1", 2, nil, nil); resp.ErrorCode != kerr.InvalidShareSessionEpoch.Code {
+		t.Fatalf("epoch 2 when 1 is expected: code %d", resp.ErrorCode)
+	}
+
+	// RENEW needs v2 and IsRenewAck; on v1, or without the flag, the
+	// partition's acknowledgements fail and nothing is applied.
+	v1 := s.fetch(1, "m1", 1, []ackSpec{{0, 0, []int8{4}}}, nil)
+	wantCode(t, "renew on v1", partitionOf(t, v1).AcknowledgeErrorCode, kerr.InvalidRequest)
+	noFlag := s.fetch(2, "m1", 2, []ackSpec{{0, 0, []int8{4}}}, nil)
+	wantCode(t, "renew without IsRenewAck", partitionOf(t, noFlag).AcknowledgeErrorCode, kerr.InvalidRequest)
+
+	// A renew fetch: zero limits, RENEW applied, no records, no wait.
+	renew := s.fetch(2, "m1", 3, []ackSpec{{0, 2, []int8{4}}}, func(r *kmsg.ShareFetchRequest) {
+		r.IsRenewAck = true
+		r.MaxWaitMillis, r.MinBytes, r.MaxBytes, r.MaxRecords = 0, 0, 0, 0
+	})
+	rp := partitionOf(t, renew)
+	wantCode(t, "renew fetch", rp.AcknowledgeErrorCode, nil)
+	if len(rp.Records) != 0 || len(rp.AcquiredRecords) != 0 {
+		t.Fatalf("a renew fetch returned %d record bytes and %v", len(rp.Records), rp.AcquiredRecords)
+	}
+	if renew.AcquisitionLockTimeoutMillis != 30000 {
+		t.Fatalf("lock timeout %d, want the default 30000", renew.AcquisitionLockTimeoutMillis)
+	}
+
+	// Another member cannot acknowledge m1's records.
+	other := s.fetch(2, "m2", 0, nil, nil)
+	if op := partitionOf(t, other); len(op.AcquiredRecords) != 0 {
+		t.Fatalf("m2 acquired %v while m1 holds everything", op.AcquiredRecords)
+	}
+	wantCode(t, "accept of another member's records",
+		partitionOf(t, s.fetch(2, "m2", 1, []ackSpec{{0, 2, []int8{1}}}, nil)).AcknowledgeErrorCode, kerr.InvalidRecordState)
+
+	// Accept all three: SPSO moves past them, so a later ack of offset 0
+	// lies wholly below SPSO and fails.
+	accept := s.ack(2, "m1", 4, false, []ackSpec{{0, 2, []int8{1}}})
+	wantCode(t, "accept", accept.Topics[0].Partitions[0].ErrorCode, nil)
+	late := s.ack(2, "m1", 5, false, []ackSpec{{0, 0, []int8{1}}})
+	wantCode(t, "ack below SPSO", late.Topics[0].Partitions[0].ErrorCode, kerr.InvalidRecordState)
+
+	// ShareAcknowledge cannot open a session, needs one, and checks epochs.
+	if r := s.ack(2, "m1", 0, false, nil); r.ErrorCode != kerr.InvalidShareSessionEpoch.Code {
+		t.Fatalf("ShareAcknowledge epoch 0: code %d", r.ErrorCode)
+	}
+	if r := s.ack(2, "m1", 9, false, nil); r.ErrorCode != kerr.InvalidShareSessionEpoch.Code {
+		t.Fatalf("ShareAcknowledge wrong epoch: code %d", r.ErrorCode)
+	}
+	if r := s.ack(2, "nobody", 1, false, nil); r.ErrorCode != kerr.ShareSessionNotFound.Code {
+		t.Fatalf("ShareAcknowledge without a session: code %d", r.ErrorCode)
+	}
+	// Closing ends the session: its epoch is gone afterwards.
+	if r := s.ack(2, "m1", -1, false, nil); r.ErrorCode != 0 {
+		t.Fatalf("closing ShareAcknowledge: code %d", r.ErrorCode)
+	}
+	if r := s.ack(2, "m1", 6, false, nil); r.ErrorCode != kerr.ShareSessionNotFound.Code {
+		t.Fatalf("after close: code %d", r.ErrorCode)
+	}
+}
+
+// Acknowledgements name topics by ID; an unknown one fails that partition.
+func TestShareAcknowledgeUnknownTopic(t *testing.T) {
+	s := newRawShare(t, 1)
+	partitionOf(t, s.fetch(2, "m1", 0, nil, nil))
+	s.topicID[0] ^= 0xff
+	r := s.ack(2, "m1", 1, false, []ackSpec{{0, 0, []int8{1}}})
+	wantCode(t, "unknown topic", r.Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicID)
+}
