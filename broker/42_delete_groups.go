@@ -21,6 +21,9 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = id
 		err := b.shareGroups.Delete(id)
+		if err == nil {
+			b.shareParts.dropGroup(id)
+		}
 		g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err)
 		resp.Groups = append(resp.Groups, g)
 	}

@@ -191,3 +191,31 @@ func (b *Broker) connClosed(c *conn) {
 		b.releaseSession(key, parts, now)
 	}
 }
+
+// keysOfGroup returns the keys of groupID's share partitions.
+func (s *shareParts) keysOfGroup(groupID string) map[sharePartitionKey]struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := make(map[sharePartitionKey]struct{})
+	for key := range s.byKey {
+		if key.group == groupID {
+			keys[key] = struct{}{}
+		}
+	}
+	return keys
+}
+
+// dropTopic forgets groupID's share partitions of one topic and returns
+// how many there were.
+func (s *shareParts) dropTopic(groupID string, topicID storage.TopicID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for key := range s.byKey {
+		if key.group == groupID && key.topicID == topicID {
+			delete(s.byKey, key)
+			n++
+		}
+	}
+	return n
+}

@@ -474,3 +474,32 @@ func (s *ShareGroups) Delete(id string) error {
 
 // EffectiveConfig returns group id's effective share config.
 func (s *ShareGroups) EffectiveConfig(id string) ShareGroupConfig { return s.configs.Share(id) }
+
+// RequireEmpty checks that id names a share group with no members, as the
+// share-group offset admin APIs need. With create, a missing group is
+// created, empty (AlterShareGroupOffsets does that); without, a missing
+// group is ErrGroupIDNotFound (DeleteShareGroupOffsets). A group of another
+// type is ErrGroupIDNotFound, an empty ID ErrInvalidGroupID, members
+// present ErrNonEmptyGroup. A member may join right after the check; the
+// admin APIs accept that race, as a single broker serves them one by one.
+func (s *ShareGroups) RequireEmpty(id string, create bool) error {
+	if id == "" {
+		return fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
+	}
+	for {
+		g, err := s.lookup(id, create)
+		if err != nil {
+			return err
+		}
+		g.mu.Lock()
+		deleted, members := g.deleted, len(g.members)
+		g.mu.Unlock()
+		switch {
+		case deleted:
+			continue // Delete won a race; look again
+		case members > 0:
+			return fmt.Errorf("%w: group %s has %d members; stop them first", ErrNonEmptyGroup, id, members)
+		}
+		return nil
+	}
+}

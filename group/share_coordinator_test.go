@@ -559,3 +559,27 @@ func TestConcurrentHeartbeats(t *testing.T) {
 	}()
 	wg.Wait()
 }
+
+func TestRequireEmpty(t *testing.T) {
+	e := newEnv(t, nil)
+	s := e.sg
+	if err := s.RequireEmpty("", true); !errors.Is(err, ErrInvalidGroupID) {
+		t.Fatalf("empty ID: %v", err)
+	}
+	if err := s.RequireEmpty("missing", false); !errors.Is(err, ErrGroupIDNotFound) {
+		t.Fatalf("missing group without create: %v", err)
+	}
+	if err := s.RequireEmpty("created", true); err != nil {
+		t.Fatalf("missing group with create: %v", err)
+	}
+	if got := s.List(); len(got) != 1 || got[0].GroupID != "created" || got[0].State != ShareGroupEmpty {
+		t.Fatalf("after create: %+v", got)
+	}
+	if err := s.RequireEmpty("created", false); err != nil {
+		t.Fatalf("existing empty group: %v", err)
+	}
+	e.join("m1", "A")
+	if err := s.RequireEmpty("g", false); !errors.Is(err, ErrNonEmptyGroup) {
+		t.Fatalf("group with a member: %v", err)
+	}
+}
