@@ -218,3 +218,25 @@ func TestShareAcknowledgeUnknownTopic(t *testing.T) {
 	r := s.ack(2, "m1", 1, false, []ackSpec{{0, 0, []int8{1}}})
 	wantCode(t, "unknown topic", r.Topics[0].Partitions[0].ErrorCode, kerr.UnknownTopicID)
 }
+
+// Row 8: a connection that drops without closing its share session gives
+// the member's records back at once (the attempt counts), rather than when
+// their locks expire.
+func TestShareDisconnectReleases(t *testing.T) {
+	s := newRawShare(t, 2)
+	if p := partitionOf(t, s.fetch(2, "m1", 0, nil, nil)); len(p.AcquiredRecords) != 1 {
+		t.Fatalf("m1 acquired %+v", p.AcquiredRecords)
+	}
+	addr := s.c.nc.RemoteAddr().String()
+	s.c.nc.Close() // no closing request: the broker notices the drop
+
+	other := &rawShare{t: t, c: dialRaw(t, addr), topicID: s.topicID}
+	// The release happens when the broker's read of the dropped connection
+	// fails, which races with this fetch; a long MaxWait lets the fetch
+	// wait for it (the release wakes waiting fetches) instead of answering
+	// empty.
+	p := partitionOf(t, other.fetch(2, "m2", 0, nil, func(r *kmsg.ShareFetchRequest) { r.MaxWaitMillis = 10_000 }))
+	if len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].FirstOffset != 0 || p.AcquiredRecords[0].LastOffset != 1 || p.AcquiredRecords[0].DeliveryCount != 2 {
+		t.Fatalf("after m1 dropped: m2 acquired %+v, want 0-1 at delivery count 2", p.AcquiredRecords)
+	}
+}
