@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"log/slog"
 	"net"
@@ -22,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/internal/clientframes"
 	"github.com/sharebroker/sharebroker/wire"
 )
@@ -154,48 +154,12 @@ func sized(body []byte) []byte {
 	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
 }
 
-// recordBatch encodes a magic-2 batch of one record per value, stamped tsMs.
-// The CRC is right unless corrupt is set.
+// recordBatch encodes a magic-2 batch of one record per timestamp, with
+// the given compression; the CRC is right unless corrupt is set.
 func recordBatch(tsMs []int64, codec int8, compress func([]byte) []byte, corrupt bool) []byte {
-	var records []byte
-	for i, ts := range tsMs {
-		var r []byte
-		r = append(r, 0)
-		r = binary.AppendVarint(r, ts-tsMs[0])
-		r = binary.AppendVarint(r, int64(i))
-		r = binary.AppendVarint(r, -1)
-		v := fmt.Appendf(nil, "value %d at %d", i, ts)
-		r = binary.AppendVarint(r, int64(len(v)))
-		r = append(r, v...)
-		r = binary.AppendVarint(r, 0)
-		records = binary.AppendVarint(records, int64(len(r)))
-		records = append(records, r...)
-	}
-	if compress != nil {
-		records = compress(records)
-	}
-	maxTs := tsMs[0]
-	for _, ts := range tsMs {
-		maxTs = max(maxTs, ts)
-	}
-	b := make([]byte, 61, 61+len(records))
-	binary.BigEndian.PutUint32(b[8:], uint32(49+len(records)))
-	b[16] = 2
-	binary.BigEndian.PutUint16(b[21:], uint16(codec))
-	binary.BigEndian.PutUint32(b[23:], uint32(len(tsMs)-1))
-	binary.BigEndian.PutUint64(b[27:], uint64(tsMs[0]))
-	binary.BigEndian.PutUint64(b[35:], uint64(maxTs))
-	binary.BigEndian.PutUint64(b[43:], ^uint64(0)) // producer ID -1
-	binary.BigEndian.PutUint16(b[51:], 0xffff)
-	binary.BigEndian.PutUint32(b[53:], 0xffffffff)
-	binary.BigEndian.PutUint32(b[57:], uint32(len(tsMs)))
-	b = append(b, records...)
-	crc := crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli))
-	if corrupt {
-		crc ^= 1
-	}
-	binary.BigEndian.PutUint32(b[17:], crc)
-	return b
+	spec := batchtest.Stamped(tsMs...)
+	spec.Codec, spec.Compress, spec.CorruptCRC = codec, compress, corrupt
+	return spec.Build()
 }
 
 // produceRequest builds a Produce v9 request of one batch to topic/0.

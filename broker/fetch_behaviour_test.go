@@ -80,7 +80,7 @@ func TestFetchLongPollWokenByAppend(t *testing.T) {
 	corr := fetcher.send(req)
 	waitPending(t, clock, base+1)
 
-	sp := producer.produce(topic, 0, plainBatch(2).build())
+	sp := producer.produce(topic, 0, plainBatch(2).Build())
 	wantCode(t, "produce", sp.ErrorCode, nil)
 
 	got := decodeFetch(t, fetcher.recv(req, corr, 10*time.Second))
@@ -135,7 +135,7 @@ func TestFetchMinBytes(t *testing.T) {
 	c.createTopics(topic)
 	fetcher := dialRaw(t, addr)
 
-	small := plainBatch(1).build()
+	small := plainBatch(1).Build()
 	req := fetchReq(topic, 0, 0)
 	req.MaxWaitMillis = 3_600_000
 	req.MinBytes = int32(len(small)) + 1 // one batch is not enough, two are
@@ -143,7 +143,7 @@ func TestFetchMinBytes(t *testing.T) {
 	waitPending(t, clock, base+1) // parked before anything is produced
 
 	wantCode(t, "first produce", c.produce(topic, 0, small).ErrorCode, nil)
-	wantCode(t, "second produce", c.produce(topic, 0, plainBatch(1).build()).ErrorCode, nil)
+	wantCode(t, "second produce", c.produce(topic, 0, plainBatch(1).Build()).ErrorCode, nil)
 	got := decodeFetch(t, fetcher.recv(req, corr, 10*time.Second))
 	// Had the first append ended the wait, the answer would hold one batch.
 	if len(got) != 1 || len(got[0].batches) != 2 {
@@ -165,8 +165,8 @@ func TestFetchMinBytesAcrossChunks(t *testing.T) {
 	const batches = 12
 	for range batches {
 		spec := plainBatch(1)
-		spec.valueBytes = 100_000
-		b := spec.build()
+		spec.ValueBytes = 100_000
+		b := spec.Build()
 		total += len(b)
 		wantCode(t, "produce 100 KB", c.produce(topic, 0, b).ErrorCode, nil)
 	}
@@ -194,11 +194,11 @@ func TestFetchByteLimits(t *testing.T) {
 	c := dialRaw(t, addr)
 	c.createTopics(topic)
 	spec := plainBatch(1)
-	spec.valueBytes = 1000
-	batchLen := int32(len(spec.build()))
+	spec.ValueBytes = 1000
+	batchLen := int32(len(spec.Build()))
 	for p := range int32(2) {
 		for range 3 {
-			wantCode(t, "produce", c.produce(topic, p, spec.build()).ErrorCode, nil)
+			wantCode(t, "produce", c.produce(topic, p, spec.Build()).ErrorCode, nil)
 		}
 	}
 
@@ -259,7 +259,7 @@ func TestFetchOffsetOutOfRange(t *testing.T) {
 	const topic = "out-of-range"
 	c := dialRaw(t, addr)
 	c.createTopics(topic)
-	wantCode(t, "produce", c.produce(topic, 0, plainBatch(3).build()).ErrorCode, nil)
+	wantCode(t, "produce", c.produce(topic, 0, plainBatch(3).Build()).ErrorCode, nil)
 
 	for _, tc := range []struct {
 		offset int64
@@ -309,7 +309,7 @@ func TestTopicIDs(t *testing.T) {
 	unknown[0] ^= 0xff
 
 	produce := func(topicID [16]byte) kmsg.ProduceResponseTopic {
-		req := produceReq("", 0, -1, plainBatch(2).build())
+		req := produceReq("", 0, -1, plainBatch(2).Build())
 		req.SetVersion(13)
 		req.Topics[0].TopicID = topicID
 		return c.request(req).(*kmsg.ProduceResponse).Topics[0]

@@ -1,7 +1,6 @@
 package broker_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -17,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
@@ -159,53 +159,10 @@ func countRecords(batches []kmsg.RecordBatch) int {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// batchSpec describes a magic-2 record batch to build.
-type batchSpec struct {
-	producerID    int64 // -1 for a plain producer
-	producerEpoch int16
-	baseSequence  int32
-	records       int
-	valueBytes    int   // value size of each record
-	timestampMs   int64 // first (and max) timestamp
-}
+func plainBatch(records int) batchtest.Spec { return batchtest.Plain(records) }
 
-func plainBatch(records int) batchSpec {
-	return batchSpec{producerID: -1, producerEpoch: -1, baseSequence: -1, records: records, valueBytes: 8, timestampMs: 1_600_000_000_000}
-}
-
-func idemBatch(id int64, epoch int16, seq int32, records int) batchSpec {
-	return batchSpec{producerID: id, producerEpoch: epoch, baseSequence: seq, records: records, valueBytes: 8, timestampMs: 1_600_000_000_000}
-}
-
-// build encodes the batch uncompressed, with the CRC computed as the spec
-// says: Castagnoli over everything from the attributes to the end.
-func (s batchSpec) build() []byte {
-	var records []byte
-	for i := range s.records {
-		r := kmsg.NewRecord()
-		r.OffsetDelta = int32(i)
-		r.Key = fmt.Appendf(nil, "k%d", i)
-		r.Value = bytes.Repeat([]byte{byte('a' + i%26)}, s.valueBytes)
-		r.Headers = []kmsg.Header{{Key: "h", Value: []byte("v")}}
-		// Length counts what follows it; encode once to measure (a zero
-		// length is a one-byte varint), then again with the real length.
-		r.Length = int32(len(r.AppendTo(nil)) - 1)
-		records = r.AppendTo(records)
-	}
-	rb := kmsg.NewRecordBatch()
-	rb.Magic = 2
-	rb.LastOffsetDelta = int32(s.records - 1)
-	rb.FirstTimestamp = s.timestampMs
-	rb.MaxTimestamp = s.timestampMs
-	rb.ProducerID = s.producerID
-	rb.ProducerEpoch = s.producerEpoch
-	rb.FirstSequence = s.baseSequence
-	rb.NumRecords = int32(s.records)
-	rb.Records = records
-	b := rb.AppendTo(nil)
-	binary.BigEndian.PutUint32(b[8:], uint32(len(b)-12))
-	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], castagnoli))
-	return b
+func idemBatch(id int64, epoch int16, seq int32, records int) batchtest.Spec {
+	return batchtest.Idempotent(id, epoch, seq, records)
 }
 
 func wantCode(t testing.TB, what string, got int16, want *kerr.Error) {
@@ -240,8 +197,8 @@ func TestIdempotentProduce(t *testing.T) {
 		t.Fatalf("InitProducerId(%d, %d): got id %d epoch %d, want a fresh ID at epoch 0", id, epoch, id3, epoch3)
 	}
 
-	first := idemBatch(id, epoch, 0, 3).build()
-	second := idemBatch(id, epoch, 3, 2).build()
+	first := idemBatch(id, epoch, 0, 3).Build()
+	second := idemBatch(id, epoch, 3, 2).Build()
 	sp := c.produce(topic, 0, first)
 	wantCode(t, "first batch", sp.ErrorCode, nil)
 	if sp.BaseOffset != 0 {
@@ -270,14 +227,14 @@ func TestIdempotentProduce(t *testing.T) {
 	}
 
 	t.Run("sequence gap", func(t *testing.T) {
-		sp := c.produce(topic, 0, idemBatch(id, epoch, 7, 1).build())
+		sp := c.produce(topic, 0, idemBatch(id, epoch, 7, 1).Build())
 		wantCode(t, "seq 7 after 4", sp.ErrorCode, kerr.OutOfOrderSequenceNumber)
 		if n := countRecords(c.fetchAll(topic, 0)); n != 5 {
 			t.Fatalf("log holds %d records after a rejected batch, want 5", n)
 		}
 		// The gap did not disturb the producer: the expected sequence
 		// still succeeds.
-		sp = c.produce(topic, 0, idemBatch(id, epoch, 5, 1).build())
+		sp = c.produce(topic, 0, idemBatch(id, epoch, 5, 1).Build())
 		wantCode(t, "seq 5 after 4", sp.ErrorCode, nil)
 		if sp.BaseOffset != 5 {
 			t.Fatalf("seq 5 at offset %d, want 5", sp.BaseOffset)
@@ -287,14 +244,14 @@ func TestIdempotentProduce(t *testing.T) {
 	t.Run("epochs", func(t *testing.T) {
 		// An idempotent producer may bump its own epoch (KIP-360); the new
 		// epoch restarts at sequence 0, and must.
-		sp := c.produce(topic, 0, idemBatch(id, epoch+1, 4, 1).build())
+		sp := c.produce(topic, 0, idemBatch(id, epoch+1, 4, 1).Build())
 		wantCode(t, "new epoch at seq 4", sp.ErrorCode, kerr.OutOfOrderSequenceNumber)
-		sp = c.produce(topic, 0, idemBatch(id, epoch+1, 0, 2).build())
+		sp = c.produce(topic, 0, idemBatch(id, epoch+1, 0, 2).Build())
 		wantCode(t, "new epoch at seq 0", sp.ErrorCode, nil)
 		if sp.BaseOffset != 6 {
 			t.Fatalf("new epoch batch at %d, want 6", sp.BaseOffset)
 		}
-		sp = c.produce(topic, 0, idemBatch(id, epoch, 6, 1).build())
+		sp = c.produce(topic, 0, idemBatch(id, epoch, 6, 1).Build())
 		wantCode(t, "old epoch", sp.ErrorCode, kerr.InvalidProducerEpoch)
 		// Even a retry of an old-epoch batch is fenced, not deduplicated.
 		sp = c.produce(topic, 0, first)
@@ -309,11 +266,11 @@ func TestIdempotentProduce(t *testing.T) {
 		// as in Kafka (its state could have been removed with its
 		// records); from then on its sequence is checked.
 		const stranger = 1 << 40
-		sp := c.produce(topic, 0, idemBatch(stranger, 3, 42, 2).build())
+		sp := c.produce(topic, 0, idemBatch(stranger, 3, 42, 2).Build())
 		wantCode(t, "unknown producer at seq 42", sp.ErrorCode, nil)
-		sp = c.produce(topic, 0, idemBatch(stranger, 3, 44, 1).build())
+		sp = c.produce(topic, 0, idemBatch(stranger, 3, 44, 1).Build())
 		wantCode(t, "then seq 44", sp.ErrorCode, nil)
-		sp = c.produce(topic, 0, idemBatch(stranger, 3, 46, 1).build())
+		sp = c.produce(topic, 0, idemBatch(stranger, 3, 46, 1).Build())
 		wantCode(t, "then seq 46", sp.ErrorCode, kerr.OutOfOrderSequenceNumber)
 	})
 
@@ -321,7 +278,7 @@ func TestIdempotentProduce(t *testing.T) {
 		// Sequences are per partition: another partition of another topic
 		// starts at 0 for the same producer.
 		c.createTopics("idem-other")
-		sp := c.produce("idem-other", 0, idemBatch(id, epoch+1, 0, 1).build())
+		sp := c.produce("idem-other", 0, idemBatch(id, epoch+1, 0, 1).Build())
 		wantCode(t, "other partition seq 0", sp.ErrorCode, nil)
 	})
 }
@@ -333,15 +290,15 @@ func TestProduceErrors(t *testing.T) {
 	c.createTopics(topic)
 
 	t.Run("unknown topic", func(t *testing.T) {
-		sp := c.produce("no-such-topic", 0, plainBatch(1).build())
+		sp := c.produce("no-such-topic", 0, plainBatch(1).Build())
 		wantCode(t, "unknown topic", sp.ErrorCode, kerr.UnknownTopicOrPartition)
-		sp = c.produce(topic, 7, plainBatch(1).build())
+		sp = c.produce(topic, 7, plainBatch(1).Build())
 		wantCode(t, "unknown partition", sp.ErrorCode, kerr.UnknownTopicOrPartition)
 	})
 
 	t.Run("bad acks", func(t *testing.T) {
 		for _, acks := range []int16{2, -2} {
-			resp := c.request(produceReq(topic, 0, acks, plainBatch(1).build())).(*kmsg.ProduceResponse)
+			resp := c.request(produceReq(topic, 0, acks, plainBatch(1).Build())).(*kmsg.ProduceResponse)
 			wantCode(t, fmt.Sprintf("acks=%d", acks), resp.Topics[0].Partitions[0].ErrorCode, kerr.InvalidRequiredAcks)
 		}
 		if n := countRecords(c.fetchAll(topic, 0)); n != 0 {
@@ -351,10 +308,10 @@ func TestProduceErrors(t *testing.T) {
 
 	t.Run("message too large", func(t *testing.T) {
 		big := plainBatch(2)
-		big.valueBytes = 1500 // two records: over 2048 bytes
-		sp := c.produce(topic, 0, big.build())
+		big.ValueBytes = 1500 // two records: over 2048 bytes
+		sp := c.produce(topic, 0, big.Build())
 		wantCode(t, "3 KB batch", sp.ErrorCode, kerr.MessageTooLarge)
-		sp = c.produce(topic, 0, plainBatch(3).build())
+		sp = c.produce(topic, 0, plainBatch(3).Build())
 		wantCode(t, "small batch", sp.ErrorCode, nil)
 		if n := countRecords(c.fetchAll(topic, 0)); n != 3 {
 			t.Fatalf("log holds %d records, want only the small batch's 3", n)
@@ -362,7 +319,7 @@ func TestProduceErrors(t *testing.T) {
 	})
 
 	t.Run("corrupt batch", func(t *testing.T) {
-		b := plainBatch(1).build()
+		b := plainBatch(1).Build()
 		b[len(b)-1] ^= 0xff
 		sp := c.produce(topic, 0, b)
 		wantCode(t, "flipped byte", sp.ErrorCode, kerr.CorruptMessage)
@@ -378,7 +335,7 @@ func TestProduceAcksZero(t *testing.T) {
 	// With acks=0 the broker must not answer. Send the produce and then an
 	// ApiVersions on the same connection: responses come in request order,
 	// so the next response must be the ApiVersions one.
-	c.send(produceReq(topic, 0, 0, plainBatch(4).build()))
+	c.send(produceReq(topic, 0, 0, plainBatch(4).Build()))
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(3)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "raw", "1"
@@ -396,7 +353,7 @@ func TestProduceAcksZeroErrorClosesConnection(t *testing.T) {
 	// A failed acks=0 produce has no response to carry the error, so the
 	// broker closes the connection instead (as Kafka does); the producer
 	// notices and refreshes its metadata.
-	c.send(produceReq("no-such-topic", 0, 0, plainBatch(1).build()))
+	c.send(produceReq("no-such-topic", 0, 0, plainBatch(1).Build()))
 	av := kmsg.NewPtrApiVersionsRequest()
 	av.SetVersion(3)
 	av.ClientSoftwareName, av.ClientSoftwareVersion = "raw", "1"
@@ -422,7 +379,7 @@ func TestLogAppendTime(t *testing.T) {
 	c.createTopics(topic)
 
 	id, epoch := c.initProducerID(-1, -1)
-	batch := idemBatch(id, epoch, 0, 3).build()
+	batch := idemBatch(id, epoch, 0, 3).Build()
 	sp := c.produce(topic, 0, batch)
 	wantCode(t, "produce", sp.ErrorCode, nil)
 	if sp.LogAppendTime != start.UnixMilli() {
@@ -435,7 +392,7 @@ func TestLogAppendTime(t *testing.T) {
 	if sp.LogAppendTime != start.UnixMilli() {
 		t.Fatalf("retry LogAppendTime %d, want the original %d", sp.LogAppendTime, start.UnixMilli())
 	}
-	sp = c.produce(topic, 0, plainBatch(1).build())
+	sp = c.produce(topic, 0, plainBatch(1).Build())
 	wantCode(t, "second batch", sp.ErrorCode, nil)
 	later := start.Add(time.Minute).UnixMilli()
 	if sp.LogAppendTime != later {

@@ -1,0 +1,138 @@
+package broker
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/internal/batchtest"
+	"github.com/sharebroker/sharebroker/locktimer"
+	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/wire"
+)
+
+// fuzzBroker is a broker that is never started: handlers are called
+// directly, on a manual clock, with one topic "t" of two partitions holding
+// a few records, and group "g" reading from the earliest.
+func fuzzBroker(t testing.TB) (*Broker, *conn, storage.TopicID) {
+	t.Helper()
+	b, err := New(Config{Listen: "127.0.0.1:0", Clock: locktimer.NewManualClock(time.Unix(1_700_000_000, 0)), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	topic, err := b.store.CreateTopic("t", 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		for _, p := range topic.Partitions() {
+			if _, err := p.Append(batchtest.Plain(3).Build(), storage.AppendOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := b.groupConfigs.Replace("g", map[string]string{"share.auto.offset.reset": "earliest"}, false); err != nil {
+		t.Fatal(err)
+	}
+	return b, &conn{b: b}, topic.ID
+}
+
+// checkShareInvariants fails if any share partition broke an invariant.
+func checkShareInvariants(t *testing.T, b *Broker) {
+	t.Helper()
+	b.shareParts.mu.Lock()
+	defer b.shareParts.mu.Unlock()
+	for key, p := range b.shareParts.byKey {
+		if err := p.sp.CheckInvariants(); err != nil {
+			t.Fatalf("share partition %+v: %v", key, err)
+		}
+	}
+}
+
+// fuzzShareRequest decodes body as the request at version and runs it
+// through the handler, never waiting: MaxWaitMs is forced to 0.
+func fuzzShareRequest(t *testing.T, b *Broker, c *conn, key, version int16, body []byte) {
+	req, err := wire.DecodeBody(wire.Header{APIKey: key, APIVersion: version}, body)
+	if err != nil {
+		return // undecodable bodies close the connection before any handler
+	}
+	if sf, ok := req.(*kmsg.ShareFetchRequest); ok {
+		sf.MaxWaitMillis = 0
+	}
+	a := lookupAPI(key)
+	resp, err := a.handle(b, &request{conn: c, header: wire.Header{APIKey: key, APIVersion: version}, body: req})
+	if err != nil || resp == nil {
+		t.Fatalf("handler returned %v, %v", resp, err)
+	}
+	resp.SetVersion(version)
+	wire.AppendResponse(nil, 1, resp) // the answer must encode
+	checkShareInvariants(t, b)
+}
+
+func shareFetchSeed(topicID storage.TopicID, epoch int32, acks bool) []byte {
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version = 2
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr("g"), kmsg.StringPtr("m1"), epoch
+	req.MaxRecords, req.BatchSize, req.MaxBytes = 5, 2, 1<<20
+	tp := kmsg.NewShareFetchRequestTopic()
+	tp.TopicID = topicID
+	for p := range int32(2) {
+		rp := kmsg.NewShareFetchRequestTopicPartition()
+		rp.Partition = p
+		if acks {
+			ab := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
+			ab.FirstOffset, ab.LastOffset, ab.AcknowledgeTypes = 0, 2, []int8{1, 2, 4}
+			rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, ab)
+		}
+		tp.Partitions = append(tp.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, tp)
+	return req.AppendTo(nil)
+}
+
+// FuzzShareFetch runs arbitrary ShareFetch bodies, v1 and v2, through the
+// handler after a seeded session exists: no panic, an answer that encodes,
+// and every share partition's invariants intact.
+func FuzzShareFetch(f *testing.F) {
+	_, _, topicID := fuzzBroker(f)
+	f.Add(int16(2), shareFetchSeed(topicID, 0, false))
+	f.Add(int16(2), shareFetchSeed(topicID, 1, true))
+	f.Add(int16(1), shareFetchSeed(topicID, 1, true))
+	f.Add(int16(2), shareFetchSeed(topicID, -1, true))
+	f.Fuzz(func(t *testing.T, version int16, body []byte) {
+		b, c, _ := fuzzBroker(t)
+		// A session with acquired records, so acknowledgements can bite.
+		fuzzShareRequest(t, b, c, 78, 2, shareFetchSeed(topicID, 0, false))
+		fuzzShareRequest(t, b, c, 78, 1+version&1, body)
+	})
+}
+
+// FuzzShareAcknowledge does the same for ShareAcknowledge.
+func FuzzShareAcknowledge(f *testing.F) {
+	_, _, topicID := fuzzBroker(f)
+	seed := func(epoch int32, renew bool, types []int8) []byte {
+		req := kmsg.NewPtrShareAcknowledgeRequest()
+		req.Version = 2
+		req.GroupID, req.MemberID, req.ShareSessionEpoch, req.IsRenewAck = kmsg.StringPtr("g"), kmsg.StringPtr("m1"), epoch, renew
+		tp := kmsg.NewShareAcknowledgeRequestTopic()
+		tp.TopicID = topicID
+		rp := kmsg.NewShareAcknowledgeRequestTopicPartition()
+		ab := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+		ab.FirstOffset, ab.LastOffset, ab.AcknowledgeTypes = 0, int64(len(types)-1), types
+		rp.AcknowledgementBatches = append(rp.AcknowledgementBatches, ab)
+		tp.Partitions = append(tp.Partitions, rp)
+		req.Topics = append(req.Topics, tp)
+		return req.AppendTo(nil)
+	}
+	f.Add(int16(2), seed(1, false, []int8{1, 1, 1}))
+	f.Add(int16(2), seed(1, true, []int8{4, 4, 4}))
+	f.Add(int16(1), seed(1, false, []int8{2, 3, 0}))
+	f.Add(int16(2), seed(-1, false, []int8{1}))
+	f.Fuzz(func(t *testing.T, version int16, body []byte) {
+		b, c, _ := fuzzBroker(t)
+		fuzzShareRequest(t, b, c, 78, 2, shareFetchSeed(topicID, 0, false))
+		fuzzShareRequest(t, b, c, 79, 1+version&1, body)
+	})
+}
