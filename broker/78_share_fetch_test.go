@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // rawShare speaks ShareFetch and ShareAcknowledge by hand to one broker,
@@ -24,9 +25,13 @@ type rawShare struct {
 
 // newRawShare starts a broker with topic "t" (one partition) holding n
 // records, one per batch, and a group "g" that reads from the earliest.
-func newRawShare(t *testing.T, n int) *rawShare {
+func newRawShare(t *testing.T, n int, clock ...locktimer.Clock) *rawShare {
 	t.Helper()
-	_, addr := startBroker(t, broker.Config{})
+	cfg := broker.Config{}
+	if len(clock) > 0 {
+		cfg.Clock = clock[0]
+	}
+	_, addr := startBroker(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("t"))
@@ -238,5 +243,34 @@ func TestShareDisconnectReleases(t *testing.T) {
 	p := partitionOf(t, other.fetch(2, "m2", 0, nil, func(r *kmsg.ShareFetchRequest) { r.MaxWaitMillis = 10_000 }))
 	if len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].FirstOffset != 0 || p.AcquiredRecords[0].LastOffset != 1 || p.AcquiredRecords[0].DeliveryCount != 2 {
 		t.Fatalf("after m1 dropped: m2 acquired %+v, want 0-1 at delivery count 2", p.AcquiredRecords)
+	}
+}
+
+// A group's share.record.lock.duration.ms is honoured: its records are
+// locked for that long, and AcquisitionLockTimeoutMs says so.
+func TestShareGroupLockDurationHonoured(t *testing.T) {
+	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
+	s := newRawShare(t, 1, clock)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.c.nc.RemoteAddr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	setGroupConfig(t, ctx, cl, "g", "share.record.lock.duration.ms", "20000")
+
+	resp := s.fetch(2, "m1", 0, nil, nil)
+	if p := partitionOf(t, resp); len(p.AcquiredRecords) != 1 || resp.AcquisitionLockTimeoutMillis != 20000 {
+		t.Fatalf("m1: acquired %+v, lock timeout %d", p.AcquiredRecords, resp.AcquisitionLockTimeoutMillis)
+	}
+	other := &rawShare{t: t, c: dialRaw(t, s.c.nc.RemoteAddr().String()), topicID: s.topicID}
+	clock.Advance(20*time.Second - time.Millisecond)
+	if p := partitionOf(t, other.fetch(2, "m2", 0, nil, nil)); len(p.AcquiredRecords) != 0 {
+		t.Fatalf("1 ms before the group's lock ends, m2 acquired %+v", p.AcquiredRecords)
+	}
+	clock.Advance(time.Millisecond)
+	if p := partitionOf(t, other.fetch(2, "m2", 1, nil, nil)); len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].DeliveryCount != 2 {
+		t.Fatalf("when the group's lock ends, m2 acquired %+v", p.AcquiredRecords)
 	}
 }
