@@ -10,8 +10,14 @@
 # one `go test -count=1` run, so the two peers of a benchmark run next to
 # each other in time (-count=3 would run one peer three times, then the
 # other, and shared-machine load drifts between them). For records/s
-# higher is better (goals: Produce >= 1.5, Fetch >= 1); for allocs/batch
-# lower is better.
+# higher is better (goals: Produce >= 1.5, Fetch >= 1, ShareConsume >= 3);
+# for every other metric (allocs/batch, CPU and bytes per record, RSS,
+# lock-expiry lateness) lower is better.
+#
+# BenchmarkShareLockLateness is skipped unless SHAREBROKER_BENCH_LATENESS=1
+# is in the environment (it takes ~25 s per peer per round):
+#
+#   SHAREBROKER_BENCH_LATENESS=1 ROUNDS=1 bench/ratio.sh
 set -eu
 
 GO=${GO:-go}
@@ -44,20 +50,26 @@ function median(key,    n, i, j, v, t) {
 	if (n % 2) return v[(n+1)/2]
 	return (v[n/2] + v[n/2+1]) / 2
 }
+BEGIN {
+	n = split("records/s allocs/batch B/batch ms/start idle-RSS-KB " \
+		"cpu-ns/record server-cpu-ns/record client-cpu-ns/record B/record " \
+		"RSS-produced-KB RSS-consumed-KB HWM-KB lateness-p50-ms lateness-p99-ms", w, " ")
+	for (i = 1; i <= n; i++) wanted[w[i]] = 1
+}
 /^Benchmark/ {
 	name = $1
 	sub(/-[0-9]+$/, "", name)
 	sub(/^Benchmark/, "", name)
 	for (i = 3; i <= NF; i++) {
 		m = $i
-		if (m != "records/s" && m != "allocs/batch" && m != "B/batch" && m != "ms/start" && m != "idle-RSS-KB") continue
+		if (!(m in wanted)) continue
 		key = name SUBSEP m
 		if (!(key in cnt)) { order[++nkeys] = key }
 		vals[key, ++cnt[key]] = $(i-1)
 	}
 }
 END {
-	printf "\n%-36s %-14s %14s %14s %8s\n", "benchmark", "metric", "sharebroker", "kfake", "ratio"
+	printf "\n%-36s %-22s %14s %14s %8s\n", "benchmark", "metric", "sharebroker", "kfake", "ratio"
 	for (k = 1; k <= nkeys; k++) {
 		split(order[k], parts, SUBSEP)
 		name = parts[1]; m = parts[2]
@@ -68,13 +80,13 @@ END {
 			other = base "/kfake" SUBSEP m
 			if (other in cnt) {
 				kf = median(other)
-				ratio = (kf != 0) ? sprintf("%.2f", sb / kf) : "-"
-				printf "%-36s %-14s %14s %14s %8s\n", base, m, num(sb), num(kf), ratio
+				ratio = (kf == 0) ? "-" : (sb / kf < 0.1) ? sprintf("%.2g", sb / kf) : sprintf("%.2f", sb / kf)
+				printf "%-36s %-22s %14s %14s %8s\n", base, m, num(sb), num(kf), ratio
 			} else {
-				printf "%-36s %-14s %14s %14s %8s\n", base, m, num(sb), "-", "-"
+				printf "%-36s %-22s %14s %14s %8s\n", base, m, num(sb), "-", "-"
 			}
 		} else {
-			printf "%-36s %-14s %14s %14s %8s\n", name, m, num(median(order[k])), "-", "-"
+			printf "%-36s %-22s %14s %14s %8s\n", name, m, num(median(order[k])), "-", "-"
 		}
 	}
 }' "$out"

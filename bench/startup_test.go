@@ -81,8 +81,12 @@ func buildBroker() (string, error) {
 	return buildBin, buildErr
 }
 
-// TestMain removes the binary BenchmarkStartup built.
+// TestMain removes the binary buildBroker built. With kfakeChildEnv set it
+// runs a kfake broker instead of the tests (see BenchmarkShareServer).
 func TestMain(m *testing.M) {
+	if os.Getenv(kfakeChildEnv) != "" {
+		os.Exit(runKfakeChild())
+	}
 	code := m.Run()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
