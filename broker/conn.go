@@ -162,21 +162,24 @@ func (c *conn) call(a *api, r *request) (resp kmsg.Response, err error) {
 }
 
 // send encodes resp (its version set by the caller) and writes it in one
-// call. A Fetch response that carries enough record bytes goes out as one
-// vectored write whose record segments point into the partition logs, so
-// record bytes are never copied on the way out.
+// call. A Fetch or ShareFetch response that carries enough record bytes
+// goes out as one vectored write whose record segments point into the
+// partition logs, so record bytes are never copied on the way out.
 func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
 	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	var err error
-	if fr, isFetch := resp.(*kmsg.FetchResponse); isFetch {
-		var spliced bool
-		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, fr)
-		if spliced {
-			bufs := net.Buffers(c.segs)
-			_, err = bufs.WriteTo(c.nc)
-			clear(c.segs) // drop the references into the logs
-			return c.sent(err)
-		}
+	var spliced bool
+	switch r := resp.(type) {
+	case *kmsg.FetchResponse:
+		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, r)
+	case *kmsg.ShareFetchResponse:
+		c.buf, c.segs, spliced = wire.AppendShareFetchResponse(c.buf[:0], c.segs[:0], correlationID, r)
+	}
+	if spliced {
+		bufs := net.Buffers(c.segs)
+		_, err = bufs.WriteTo(c.nc)
+		clear(c.segs) // drop the references into the logs
+		return c.sent(err)
 	}
 	c.buf = wire.AppendResponse(c.buf[:0], correlationID, resp)
 	_, err = c.nc.Write(c.buf)

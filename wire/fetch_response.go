@@ -32,83 +32,111 @@ func AppendFetchResponse(dst []byte, segs [][]byte, correlationID int32, resp *k
 	}
 	v := resp.Version
 	flexible := v >= 12
-	start := len(dst)
-	dst = append(dst, 0, 0, 0, 0) // frame size, filled in below
-	dst = binary.BigEndian.AppendUint32(dst, uint32(correlationID))
-	if flexible {
-		dst = append(dst, 0) // response header tags
-	}
+	sp := newSplicer(dst, correlationID, flexible)
 	if v >= 1 {
-		dst = binary.BigEndian.AppendUint32(dst, uint32(resp.ThrottleMillis))
+		sp.dst = binary.BigEndian.AppendUint32(sp.dst, uint32(resp.ThrottleMillis))
 	}
 	if v >= 7 {
-		dst = binary.BigEndian.AppendUint16(dst, uint16(resp.ErrorCode))
-		dst = binary.BigEndian.AppendUint32(dst, uint32(resp.SessionID))
+		sp.dst = binary.BigEndian.AppendUint16(sp.dst, uint16(resp.ErrorCode))
+		sp.dst = binary.BigEndian.AppendUint32(sp.dst, uint32(resp.SessionID))
 	}
-	// Offsets into dst where each spliced record slice goes; the slices
-	// of dst are cut only at the end, because dst may move while it grows.
-	type splice struct {
-		at      int
-		records []byte
-	}
-	var splices []splice
-	recordBytes := 0
-	dst = appendArrayLen(dst, len(resp.Topics), flexible)
+	sp.dst = appendArrayLen(sp.dst, len(resp.Topics), flexible)
 	for i := range resp.Topics {
 		t := &resp.Topics[i]
 		if v >= 13 {
-			dst = append(dst, t.TopicID[:]...)
+			sp.dst = append(sp.dst, t.TopicID[:]...)
 		} else {
-			dst = appendString(dst, t.Topic, flexible)
+			sp.dst = appendString(sp.dst, t.Topic, flexible)
 		}
-		dst = appendArrayLen(dst, len(t.Partitions), flexible)
+		sp.dst = appendArrayLen(sp.dst, len(t.Partitions), flexible)
 		for j := range t.Partitions {
 			p := &t.Partitions[j]
-			dst = binary.BigEndian.AppendUint32(dst, uint32(p.Partition))
-			dst = binary.BigEndian.AppendUint16(dst, uint16(p.ErrorCode))
-			dst = binary.BigEndian.AppendUint64(dst, uint64(p.HighWatermark))
-			dst = binary.BigEndian.AppendUint64(dst, uint64(p.LastStableOffset))
+			sp.dst = binary.BigEndian.AppendUint32(sp.dst, uint32(p.Partition))
+			sp.dst = binary.BigEndian.AppendUint16(sp.dst, uint16(p.ErrorCode))
+			sp.dst = binary.BigEndian.AppendUint64(sp.dst, uint64(p.HighWatermark))
+			sp.dst = binary.BigEndian.AppendUint64(sp.dst, uint64(p.LastStableOffset))
 			if v >= 5 {
-				dst = binary.BigEndian.AppendUint64(dst, uint64(p.LogStartOffset))
+				sp.dst = binary.BigEndian.AppendUint64(sp.dst, uint64(p.LogStartOffset))
 			}
-			dst = appendNullableArrayLen(dst, len(p.AbortedTransactions), p.AbortedTransactions == nil, flexible)
+			sp.dst = appendNullableArrayLen(sp.dst, len(p.AbortedTransactions), p.AbortedTransactions == nil, flexible)
 			for _, a := range p.AbortedTransactions {
-				dst = binary.BigEndian.AppendUint64(dst, uint64(a.ProducerID))
-				dst = binary.BigEndian.AppendUint64(dst, uint64(a.FirstOffset))
+				sp.dst = binary.BigEndian.AppendUint64(sp.dst, uint64(a.ProducerID))
+				sp.dst = binary.BigEndian.AppendUint64(sp.dst, uint64(a.FirstOffset))
 				if flexible {
-					dst = append(dst, 0)
+					sp.dst = append(sp.dst, 0)
 				}
 			}
 			if v >= 11 {
-				dst = binary.BigEndian.AppendUint32(dst, uint32(p.PreferredReadReplica))
+				sp.dst = binary.BigEndian.AppendUint32(sp.dst, uint32(p.PreferredReadReplica))
 			}
-			dst = appendNullableBytesLen(dst, len(p.RecordBatches), p.RecordBatches == nil, flexible)
-			if len(p.RecordBatches) > 0 {
-				splices = append(splices, splice{at: len(dst), records: p.RecordBatches})
-				recordBytes += len(p.RecordBatches)
-			}
+			sp.records(p.RecordBatches)
 			if flexible {
-				dst = append(dst, 0) // partition tags
+				sp.dst = append(sp.dst, 0) // partition tags
 			}
 		}
 		if flexible {
-			dst = append(dst, 0) // topic tags
+			sp.dst = append(sp.dst, 0) // topic tags
 		}
 	}
 	if flexible {
-		dst = append(dst, 0) // response tags
+		sp.dst = append(sp.dst, 0) // response tags
 	}
-	if recordBytes < minSpliceBytes {
-		return dst[:start], segs, false
+	return sp.finish(segs)
+}
+
+// splicer builds a response frame whose record bytes stay where they are:
+// every other byte is appended to dst, and each non-empty record field is
+// remembered as a splice point. The offsets are resolved only at the end,
+// because dst may move while it grows.
+type splicer struct {
+	dst         []byte
+	start       int
+	flexible    bool
+	splices     []splice
+	recordBytes int
+}
+
+type splice struct {
+	at      int
+	records []byte
+}
+
+// newSplicer starts a frame: size (filled in by finish), correlation ID,
+// and the header's empty tag section for flexible responses.
+func newSplicer(dst []byte, correlationID int32, flexible bool) *splicer {
+	sp := &splicer{dst: dst, start: len(dst), flexible: flexible}
+	sp.dst = append(sp.dst, 0, 0, 0, 0)
+	sp.dst = binary.BigEndian.AppendUint32(sp.dst, uint32(correlationID))
+	if flexible {
+		sp.dst = append(sp.dst, 0)
 	}
-	binary.BigEndian.PutUint32(dst[start:], uint32(len(dst)-start-4+recordBytes))
-	prev := start
-	for _, s := range splices {
-		segs = append(segs, dst[prev:s.at], s.records)
+	return sp
+}
+
+// records writes a nullable bytes field's length and splices its bytes in.
+func (sp *splicer) records(b []byte) {
+	sp.dst = appendNullableBytesLen(sp.dst, len(b), b == nil, sp.flexible)
+	if len(b) > 0 {
+		sp.splices = append(sp.splices, splice{at: len(sp.dst), records: b})
+		sp.recordBytes += len(b)
+	}
+}
+
+// finish fills in the frame size and cuts the segments. It declines (ok
+// false, dst as it was) when the records are too few to be worth a
+// vectored write.
+func (sp *splicer) finish(segs [][]byte) ([]byte, [][]byte, bool) {
+	if sp.recordBytes < minSpliceBytes {
+		return sp.dst[:sp.start], segs, false
+	}
+	binary.BigEndian.PutUint32(sp.dst[sp.start:], uint32(len(sp.dst)-sp.start-4+sp.recordBytes))
+	prev := sp.start
+	for _, s := range sp.splices {
+		segs = append(segs, sp.dst[prev:s.at], s.records)
 		prev = s.at
 	}
-	segs = append(segs, dst[prev:])
-	return dst, segs, true
+	segs = append(segs, sp.dst[prev:])
+	return sp.dst, segs, true
 }
 
 // spliceable reports whether resp sets nothing but the fields
@@ -180,4 +208,14 @@ func appendNullableBytesLen(dst []byte, n int, null, flexible bool) []byte {
 		return binary.AppendUvarint(dst, uint64(n)+1)
 	}
 	return binary.BigEndian.AppendUint32(dst, uint32(n))
+}
+
+func appendNullableString(dst []byte, s *string, flexible bool) []byte {
+	if s == nil {
+		if flexible {
+			return append(dst, 0)
+		}
+		return binary.BigEndian.AppendUint16(dst, 0xffff)
+	}
+	return appendString(dst, *s, flexible)
 }
