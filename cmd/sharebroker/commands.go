@@ -24,6 +24,7 @@ const shutdownGrace = 10 * time.Second
 type serveFlags struct {
 	listen    string
 	advertise string
+	http      string
 	nodeID    int32
 	clusterID string
 	logLevel  string
@@ -69,6 +70,7 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.listen, "listen", broker.DefaultListen, "Kafka listener address, HOST:PORT")
 	fs.StringVar(&f.advertise, "advertise", "", "address clients are told to connect to, HOST:PORT (default: the listen address, localhost for an unspecified host)")
+	fs.StringVar(&f.http, "http", broker.DefaultHTTP, "HTTP address for /metrics, /healthz, /readyz and the /v1 inspection API, HOST:PORT; '' turns it off")
 	fs.Int32Var(&f.nodeID, "node-id", 0, "node ID reported in Metadata")
 	fs.StringVar(&f.clusterID, "cluster-id", broker.DefaultClusterID, "cluster ID reported to clients")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -81,6 +83,7 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 	cfg := broker.Config{
 		Listen:    f.listen,
 		Advertise: f.advertise,
+		HTTP:      f.http,
 		NodeID:    f.nodeID,
 		ClusterID: f.clusterID,
 		Props:     make(map[string]string),

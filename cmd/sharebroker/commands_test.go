@@ -93,7 +93,8 @@ var listeningAddr = regexp.MustCompile(`msg=listening .*addr=(127\.0\.0\.1:\d+)`
 // the process and the address it logged that it listens on.
 func startProcess(t *testing.T, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	// A free HTTP port: the default one may be taken by another broker.
+	cmd := exec.Command(os.Args[0], append(args, "--http", "127.0.0.1:0")...)
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
