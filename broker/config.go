@@ -43,12 +43,19 @@ type Config struct {
 	Props map[string]string
 	// Logger receives the broker's logs. Nil discards them.
 	Logger *slog.Logger
-	// Clock is the broker's time. Nil means the real clock.
+	// Clock is the broker's time. Nil means the real clock, or with
+	// EnableTestAPI a locktimer.OffsetClock (real time that the test API
+	// can advance).
 	Clock locktimer.Clock
 	// HTTP is the address of the HTTP server: /metrics, /healthz, /readyz
 	// and the /v1 inspection API. Empty means no HTTP server; port 0 picks
 	// a free port, which Broker.HTTPAddr reports.
 	HTTP string
+	// EnableTestAPI adds the test-control endpoints under /v1/test/ to the
+	// HTTP server (POST /v1/test/clock/advance). Without it they are 404.
+	// Advancing needs a clock with an Advance method (OffsetClock,
+	// ManualClock).
+	EnableTestAPI bool
 	// Registry receives the broker's metrics. Nil means a registry of the
 	// broker's own; never the global one.
 	Registry *prometheus.Registry
@@ -96,7 +103,11 @@ func (c Config) resolve() (*resolved, error) {
 		r.Logger = slog.New(slog.DiscardHandler)
 	}
 	if r.Clock == nil {
-		r.Clock = locktimer.RealClock{}
+		if r.EnableTestAPI {
+			r.Clock = locktimer.NewOffsetClock()
+		} else {
+			r.Clock = locktimer.RealClock{}
+		}
 	}
 	props, err := newBrokerProps(c.Props)
 	if err != nil {

@@ -42,6 +42,10 @@ func (b *Broker) startHTTP() error {
 	b.httpLn, b.httpSrv = ln, srv
 	b.mu.Unlock()
 	b.log.Info("listening", "listener", "HTTP", "addr", ln.Addr().String())
+	if b.cfg.EnableTestAPI {
+		b.log.Warn("test API enabled: anyone reaching the HTTP listener can move the broker clock",
+			"addr", ln.Addr().String(), "clock", fmt.Sprintf("%T", b.clock))
+	}
 	b.acceptWG.Add(1)
 	go func() {
 		defer b.acceptWG.Done()
@@ -87,6 +91,9 @@ func (b *Broker) httpHandler() http.Handler {
 	mux.HandleFunc("GET /v1/topics", b.serveTopics)
 	mux.HandleFunc("GET /v1/groups", b.serveGroups)
 	mux.HandleFunc("GET /v1/share-groups/{group}", b.serveShareGroup)
+	if b.cfg.EnableTestAPI {
+		b.registerTestAPI(mux)
+	}
 	return mux
 }
 

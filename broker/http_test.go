@@ -25,7 +25,7 @@ var httpClient = &http.Client{Timeout: 10 * time.Second}
 func newHTTPShareEnv(t *testing.T, cfg broker.Config) (*shareEnv, string) {
 	t.Helper()
 	clock, ok := cfg.Clock.(*locktimer.ManualClock)
-	if cfg.Clock == nil {
+	if cfg.Clock == nil && !cfg.EnableTestAPI {
 		clock = locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
 		cfg.Clock, ok = clock, true
 	}

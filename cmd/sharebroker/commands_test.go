@@ -70,6 +70,8 @@ func TestBadFlagsFailNamingThem(t *testing.T) {
 		{"unknown flag", []string{"--no-such-flag"}, "--no-such-flag"},
 		{"share session timeout not above heartbeat", []string{"--config", "group.share.session.timeout.ms=1000"}, "group.share"},
 		{"share property out of range", []string{"--config", "group.share.delivery.count.limit=11"}, "group.share.delivery.count.limit"},
+		{"test API without HTTP", []string{"--enable-test-api", "--http", ""}, "--enable-test-api"},
+		{"bad http address", []string{"--http", "nowhere"}, "http address"},
 		{"serve rejects arguments", []string{"serve", "extra"}, "extra"},
 	}
 	for _, tc := range cases {
