@@ -42,7 +42,9 @@ func newRootCommand() *cobra.Command {
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE:          func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cmd.ErrOrStderr(), f) },
+		// SHAREBROKER_* variables fill the flags left unset (env.go).
+		PersistentPreRunE: applyOSEnv,
+		RunE:              func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cmd.ErrOrStderr(), f) },
 	}
 	addServeFlags(root, &f)
 
@@ -63,7 +65,7 @@ func newRootCommand() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), "sharebroker", buildVersion())
 		},
 	}
-	root.AddCommand(serve, version)
+	root.AddCommand(serve, version, newHealthcheckCommand())
 	return root
 }
 
