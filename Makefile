@@ -3,7 +3,9 @@ GO       ?= go
 BIN      ?= bin/sharebroker
 FUZZTIME ?= 10s
 
-.PHONY: build run test fuzz bench clean
+IMAGE    ?= sharebroker:dev
+
+.PHONY: build run test fuzz bench docker container-test clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sharebroker
@@ -30,6 +32,15 @@ fuzz:
 # Every benchmark once, then the sharebroker/kfake table (bench/ratio.sh).
 bench:
 	GO=$(GO) ROUNDS=1 sh bench/ratio.sh ./...
+
+# The container image (Dockerfile): scratch plus the static binary.
+docker: build
+	docker build -t $(IMAGE) .
+
+# Build the image, run it, produce and share-consume through it
+# (.ci/container-test.sh; starts a Docker daemon of its own if none runs).
+container-test:
+	bash .ci/container-test.sh
 
 clean:
 	rm -rf bin

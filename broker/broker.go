@@ -11,10 +11,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -39,9 +42,12 @@ type Broker struct {
 	shareGroups   *group.ShareGroups
 	shareSessions *shareSessions
 	shareParts    *shareParts
+	metrics       *metrics
 
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
+	httpLn    net.Listener
+	httpSrv   *http.Server
 	conns     map[*conn]struct{}
 	closing   bool
 
@@ -86,7 +92,10 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.shareSessions = newShareSessions(int(r.share.MaxShareSessions))
-	b.shareParts = newShareParts(r.Clock)
+	b.shareParts = newShareParts(r.Clock, func(late time.Duration) {
+		b.metrics.fireDelay.Observe(late.Seconds())
+	})
+	b.metrics = newMetrics(b, r.Registry)
 	return b, nil
 }
 
@@ -115,6 +124,9 @@ func (b *Broker) Start() error {
 	b.acceptWG.Add(2)
 	go b.acceptLoop(l)
 	go b.retentionLoop()
+	if b.cfg.HTTP != "" {
+		return b.startHTTP() // on failure the caller's Close stops the rest
+	}
 	return nil
 }
 
@@ -142,6 +154,9 @@ func (b *Broker) Addr() net.Addr {
 	}
 	return b.listeners[0].ln.Addr()
 }
+
+// Registry returns the registry holding the broker's metrics.
+func (b *Broker) Registry() *prometheus.Registry { return b.metrics.reg }
 
 // Clock returns the broker's clock.
 func (b *Broker) Clock() locktimer.Clock { return b.clock }
@@ -210,6 +225,7 @@ func (b *Broker) Close(ctx context.Context) error {
 		c.nc.SetReadDeadline(time.Now())
 	}
 	b.mu.Unlock()
+	b.stopHTTP(ctx)
 	b.acceptWG.Wait()
 
 	finished := make(chan struct{})

@@ -6,12 +6,19 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // DefaultListen is where the broker listens unless told otherwise.
 const DefaultListen = "127.0.0.1:9092"
+
+// DefaultHTTP is where the command's HTTP server (metrics, health,
+// inspection) listens unless told otherwise. An embedded broker has no HTTP
+// server unless Config.HTTP is set.
+const DefaultHTTP = "127.0.0.1:9644"
 
 // DefaultClusterID is the cluster ID reported when none is configured. It is
 // stable so that clients that cache it see the same cluster across restarts.
@@ -36,8 +43,22 @@ type Config struct {
 	Props map[string]string
 	// Logger receives the broker's logs. Nil discards them.
 	Logger *slog.Logger
-	// Clock is the broker's time. Nil means the real clock.
+	// Clock is the broker's time. Nil means the real clock, or with
+	// EnableTestAPI a locktimer.OffsetClock (real time that the test API
+	// can advance).
 	Clock locktimer.Clock
+	// HTTP is the address of the HTTP server: /metrics, /healthz, /readyz
+	// and the /v1 inspection API. Empty means no HTTP server; port 0 picks
+	// a free port, which Broker.HTTPAddr reports.
+	HTTP string
+	// EnableTestAPI adds the test-control endpoints under /v1/test/ to the
+	// HTTP server (POST /v1/test/clock/advance). Without it they are 404.
+	// Advancing needs a clock with an Advance method (OffsetClock,
+	// ManualClock).
+	EnableTestAPI bool
+	// Registry receives the broker's metrics. Nil means a registry of the
+	// broker's own; never the global one.
+	Registry *prometheus.Registry
 }
 
 // resolved is a validated Config with defaults applied.
@@ -64,6 +85,14 @@ func (c Config) resolve() (*resolved, error) {
 			return nil, fmt.Errorf("advertised address %q: want host:port with a port from 1 to 65535", r.Advertise)
 		}
 	}
+	if r.HTTP != "" {
+		if _, _, err := net.SplitHostPort(r.HTTP); err != nil {
+			return nil, fmt.Errorf("http address %q: %v", r.HTTP, err)
+		}
+	}
+	if r.Registry == nil {
+		r.Registry = prometheus.NewRegistry()
+	}
 	if r.NodeID < 0 {
 		return nil, fmt.Errorf("node ID %d: must not be negative", r.NodeID)
 	}
@@ -74,7 +103,11 @@ func (c Config) resolve() (*resolved, error) {
 		r.Logger = slog.New(slog.DiscardHandler)
 	}
 	if r.Clock == nil {
-		r.Clock = locktimer.RealClock{}
+		if r.EnableTestAPI {
+			r.Clock = locktimer.NewOffsetClock()
+		} else {
+			r.Clock = locktimer.RealClock{}
+		}
 	}
 	props, err := newBrokerProps(c.Props)
 	if err != nil {

@@ -77,6 +77,9 @@ func (c *conn) serve() {
 // readFailed logs why reading stopped: quietly for a client that hung up or
 // a broker that is shutting down, as a warning for a broken frame.
 func (c *conn) readFailed(err error) {
+	if reason := readRejectReason(err); reason != "" {
+		c.b.metrics.rejectFrame(reason)
+	}
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
 		c.log.Debug("connection closed by client")
@@ -98,9 +101,11 @@ func (c *conn) readFailed(err error) {
 func (c *conn) handleFrame(frame []byte) bool {
 	h, body, err := wire.ParseHeader(frame)
 	if err != nil && !errors.Is(err, wire.ErrUnknownAPIKey) && !errors.Is(err, wire.ErrUnsupportedVersion) {
+		c.b.metrics.rejectFrame(rejectBadHeader)
 		c.log.Warn("closing connection: malformed request header", "err", err)
 		return false
 	}
+	start := time.Now()
 	a := lookupAPI(h.APIKey)
 	if a == nil || h.APIVersion < a.minVersion || h.APIVersion > a.maxVersion {
 		if h.APIKey == apiVersionsKey {
@@ -112,8 +117,10 @@ func (c *conn) handleFrame(frame []byte) bool {
 				attrAPIVersion, h.APIVersion, attrClientID, h.ClientID)
 			resp := unsupportedAPIVersionsResponse()
 			resp.SetVersion(0)
+			c.b.metrics.request(h.APIKey, resp, nil, start)
 			return c.send(h.CorrelationID, resp)
 		}
+		c.b.metrics.rejectFrame(rejectNotServed)
 		c.log.Warn("closing connection: unsupported API or version",
 			attrAPI, kmsg.NameForKey(h.APIKey), "api_key", h.APIKey, attrAPIVersion, h.APIVersion, attrClientID, h.ClientID,
 			"err", errNotServed)
@@ -121,11 +128,13 @@ func (c *conn) handleFrame(frame []byte) bool {
 	}
 	req, err := wire.DecodeBody(h, body)
 	if err != nil {
+		c.b.metrics.rejectFrame(rejectBadBody)
 		c.log.Warn("closing connection: malformed request body", attrAPI, kmsg.NameForKey(h.APIKey),
 			attrAPIVersion, h.APIVersion, attrClientID, h.ClientID, "err", err)
 		return false
 	}
 	resp, err := c.call(a, &request{conn: c, header: h, body: req})
+	c.b.metrics.request(h.APIKey, resp, err, start)
 	if errors.Is(err, errHandlerPanic) {
 		return false // call logged it, with the stack: one line per closed connection
 	}
@@ -155,6 +164,7 @@ func (c *conn) call(a *api, r *request) (resp kmsg.Response, err error) {
 		if p := recover(); p != nil {
 			c.log.Error("handler panicked", attrAPI, kmsg.NameForKey(a.key), attrAPIVersion, r.header.APIVersion,
 				attrClientID, r.header.ClientID, "panic", p, "stack", string(debug.Stack()))
+			c.b.metrics.panics.Inc()
 			resp, err = nil, errHandlerPanic
 		}
 	}()

@@ -36,9 +36,11 @@ type shareParts struct {
 	byKey map[sharePartitionKey]*sharePart
 }
 
-func newShareParts(clock locktimer.Clock) *shareParts {
+// newShareParts returns an empty registry; onFire (may be nil) learns how
+// late each lock timer fired.
+func newShareParts(clock locktimer.Clock, onFire func(late time.Duration)) *shareParts {
 	return &shareParts{
-		timers:   locktimer.NewService(clock, nil),
+		timers:   locktimer.NewService(clock, onFire),
 		counters: &sharepartition.Counters{},
 		byKey:    make(map[sharePartitionKey]*sharePart),
 	}

@@ -24,6 +24,8 @@ const shutdownGrace = 10 * time.Second
 type serveFlags struct {
 	listen    string
 	advertise string
+	http      string
+	testAPI   bool
 	nodeID    int32
 	clusterID string
 	logLevel  string
@@ -40,7 +42,9 @@ func newRootCommand() *cobra.Command {
 		Args:          cobra.NoArgs,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		RunE:          func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cmd.ErrOrStderr(), f) },
+		// SHAREBROKER_* variables fill the flags left unset (env.go).
+		PersistentPreRunE: applyOSEnv,
+		RunE:              func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cmd.ErrOrStderr(), f) },
 	}
 	addServeFlags(root, &f)
 
@@ -61,7 +65,7 @@ func newRootCommand() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), "sharebroker", buildVersion())
 		},
 	}
-	root.AddCommand(serve, version)
+	root.AddCommand(serve, version, newHealthcheckCommand())
 	return root
 }
 
@@ -69,6 +73,8 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.listen, "listen", broker.DefaultListen, "Kafka listener address, HOST:PORT")
 	fs.StringVar(&f.advertise, "advertise", "", "address clients are told to connect to, HOST:PORT (default: the listen address, localhost for an unspecified host)")
+	fs.StringVar(&f.http, "http", broker.DefaultHTTP, "HTTP address for /metrics, /healthz, /readyz and the /v1 inspection API, HOST:PORT; '' turns it off")
+	fs.BoolVar(&f.testAPI, "enable-test-api", false, "serve the test-control API under /v1/test/ (clock advance) on the HTTP listener; never in production")
 	fs.Int32Var(&f.nodeID, "node-id", 0, "node ID reported in Metadata")
 	fs.StringVar(&f.clusterID, "cluster-id", broker.DefaultClusterID, "cluster ID reported to clients")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -79,11 +85,16 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 // buildConfig turns flags into a broker.Config; every mistake names the flag.
 func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 	cfg := broker.Config{
-		Listen:    f.listen,
-		Advertise: f.advertise,
-		NodeID:    f.nodeID,
-		ClusterID: f.clusterID,
-		Props:     make(map[string]string),
+		Listen:        f.listen,
+		Advertise:     f.advertise,
+		HTTP:          f.http,
+		EnableTestAPI: f.testAPI,
+		NodeID:        f.nodeID,
+		ClusterID:     f.clusterID,
+		Props:         make(map[string]string),
+	}
+	if f.testAPI && f.http == "" {
+		return cfg, fmt.Errorf("--enable-test-api needs the HTTP server: --http is empty")
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {

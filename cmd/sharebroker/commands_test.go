@@ -70,6 +70,8 @@ func TestBadFlagsFailNamingThem(t *testing.T) {
 		{"unknown flag", []string{"--no-such-flag"}, "--no-such-flag"},
 		{"share session timeout not above heartbeat", []string{"--config", "group.share.session.timeout.ms=1000"}, "group.share"},
 		{"share property out of range", []string{"--config", "group.share.delivery.count.limit=11"}, "group.share.delivery.count.limit"},
+		{"test API without HTTP", []string{"--enable-test-api", "--http", ""}, "--enable-test-api"},
+		{"bad http address", []string{"--http", "nowhere"}, "http address"},
 		{"serve rejects arguments", []string{"serve", "extra"}, "extra"},
 	}
 	for _, tc := range cases {
@@ -93,7 +95,8 @@ var listeningAddr = regexp.MustCompile(`msg=listening .*addr=(127\.0\.0\.1:\d+)`
 // the process and the address it logged that it listens on.
 func startProcess(t *testing.T, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	// A free HTTP port: the default one may be taken by another broker.
+	cmd := exec.Command(os.Args[0], append(args, "--http", "127.0.0.1:0")...)
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

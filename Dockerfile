@@ -1,0 +1,23 @@
+# sharebroker in a container: a static binary on scratch, run as a non-root
+# user. Build with `make docker`, which builds bin/sharebroker first
+# (CGO_ENABLED=0) and copies it in, so building the image pulls nothing.
+#
+#   docker run -p 9092:9092 -p 9644:9644 \
+#     -e SHAREBROKER_ADVERTISE=localhost:9092 sharebroker
+#
+# Flags come from SHAREBROKER_<FLAG> variables (or arguments after the image
+# name); Kafka properties from SHAREBROKER_CONFIG_<PROPERTY>, dots as
+# underscores: SHAREBROKER_CONFIG_NUM_PARTITIONS=3.
+FROM scratch
+COPY bin/sharebroker /sharebroker
+USER 65532:65532
+# All interfaces inside the container. Clients outside it must be told an
+# address they can reach: set SHAREBROKER_ADVERTISE (--advertise) to the
+# published host:port.
+ENV SHAREBROKER_LISTEN=0.0.0.0:9092 \
+    SHAREBROKER_HTTP=0.0.0.0:9644
+EXPOSE 9092 9644
+HEALTHCHECK --interval=10s --timeout=3s --start-period=2s --retries=3 \
+    CMD ["/sharebroker", "healthcheck"]
+ENTRYPOINT ["/sharebroker"]
+CMD ["serve"]

@@ -1,0 +1,390 @@
+package broker
+
+import (
+	"errors"
+	"io"
+	"net"
+	"os"
+	"reflect"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/sharepartition"
+	"github.com/sharebroker/sharebroker/wire"
+)
+
+// Error-code label values that are not a Kafka code (README "Metrics").
+const (
+	// codeMixed: the response carries more than one distinct non-zero code
+	// (a Produce answering two partitions with different errors).
+	codeMixed = "mixed"
+	// codeClosed: no response was sent; the handler closed the connection
+	// (a broken conversation or a recovered panic).
+	codeClosed = "closed"
+)
+
+// Reasons a frame was refused and its connection closed.
+const (
+	rejectTooLarge     = "too_large"
+	rejectBadSize      = "bad_size"
+	rejectHTTP         = "http_on_kafka_port"
+	rejectTLS          = "tls_on_plaintext_port"
+	rejectTruncated    = "truncated"
+	rejectBadHeader    = "malformed_header"
+	rejectNotServed    = "unsupported_api_or_version"
+	rejectBadBody      = "malformed_body"
+	rejectOtherReadErr = "read_error"
+)
+
+var rejectReasons = []string{rejectTooLarge, rejectBadSize, rejectHTTP, rejectTLS, rejectTruncated,
+	rejectBadHeader, rejectNotServed, rejectBadBody, rejectOtherReadErr}
+
+// ackTypeLabels names the acknowledgement types counted by
+// share_records_acknowledged_total; RENEW has its own counter.
+var ackTypeLabels = map[sharepartition.AckType]string{
+	sharepartition.AckGap:     "gap",
+	sharepartition.AckAccept:  "accept",
+	sharepartition.AckRelease: "release",
+	sharepartition.AckReject:  "reject",
+}
+
+var archiveReasonLabels = [sharepartition.NumArchiveReasons]string{
+	sharepartition.ArchivedRejected:      "rejected",
+	sharepartition.ArchivedDeliveryLimit: "delivery_limit",
+	sharepartition.ArchivedLogStart:      "log_start",
+	sharepartition.ArchivedCompacted:     "compacted",
+	sharepartition.ArchivedAborted:       "aborted",
+}
+
+// metrics is one broker's Prometheus instruments, registered on its own
+// registry (never the global one), so parallel tests read their own values.
+type metrics struct {
+	reg            *prometheus.Registry
+	requests       *prometheus.CounterVec
+	duration       *prometheus.HistogramVec
+	framesRejected *prometheus.CounterVec
+	panics         prometheus.Counter
+	fireDelay      prometheus.Histogram
+	delivery       deliveryCounts
+}
+
+func newMetrics(b *Broker, reg *prometheus.Registry) *metrics {
+	m := &metrics{
+		reg: reg,
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sharebroker_requests_total",
+			Help: "Requests answered, by API and response error code (\"mixed\": several distinct codes; \"closed\": the connection was closed instead).",
+		}, []string{"api", "error_code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "sharebroker_request_duration_seconds",
+			Help:    "Time from a decoded request to its response, long-poll waits included, by API.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10), // 100µs to 26s
+		}, []string{"api"}),
+		framesRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sharebroker_frames_rejected_total",
+			Help: "Request frames refused with the connection closed, by reason.",
+		}, []string{"reason"}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sharebroker_panics_recovered_total",
+			Help: "Handler panics recovered (each closed one connection).",
+		}),
+		fireDelay: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "sharebroker_locktimer_fire_delay_seconds",
+			Help:    "How late acquisition-lock timers fired after their deadline, on the broker clock.",
+			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 8),
+		}),
+	}
+	for _, r := range rejectReasons {
+		m.framesRejected.WithLabelValues(r)
+	}
+	for _, a := range apis {
+		if a != nil {
+			m.requests.WithLabelValues(kmsg.NameForKey(a.key), "0")
+		}
+	}
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.duration, m.framesRejected, m.panics, m.fireDelay,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharebroker_connections",
+			Help: "Open client connections.",
+		}, func() float64 {
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			return float64(len(b.conns))
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharebroker_share_sessions",
+			Help: "Open share sessions.",
+		}, func() float64 { return float64(b.shareSessions.count()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "sharebroker_locktimer_timers",
+			Help: "Live acquisition-lock timers.",
+		}, func() float64 { return float64(b.shareParts.timers.Len()) }),
+		&shareCollector{b: b},
+	)
+	return m
+}
+
+// counterFunc adds a counter that reads an atomic share counter.
+func counterFunc(name, help string, labels prometheus.Labels, v *atomic.Int64) prometheus.Collector {
+	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
+		func() float64 { return float64(v.Load()) })
+}
+
+// request counts one answered request and its handling time.
+func (m *metrics) request(key int16, resp kmsg.Response, err error, start time.Time) {
+	api := kmsg.NameForKey(key)
+	code := codeClosed
+	if err == nil {
+		code = responseCode(resp)
+	}
+	m.requests.WithLabelValues(api, code).Inc()
+	m.duration.WithLabelValues(api).Observe(time.Since(start).Seconds())
+	if fr, ok := resp.(*kmsg.ShareFetchResponse); ok {
+		for i := range fr.Topics {
+			for j := range fr.Topics[i].Partitions {
+				for _, ar := range fr.Topics[i].Partitions[j].AcquiredRecords {
+					m.delivery.observe(ar.DeliveryCount, ar.LastOffset-ar.FirstOffset+1)
+				}
+			}
+		}
+	}
+}
+
+// rejectFrame counts a frame refused for reason.
+func (m *metrics) rejectFrame(reason string) { m.framesRejected.WithLabelValues(reason).Inc() }
+
+// readRejectReason classifies why reading a frame failed, or returns ""
+// when the client simply went away or the broker is shutting down.
+func readRejectReason(err error) string {
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, os.ErrDeadlineExceeded):
+		return ""
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return rejectTruncated
+	case errors.Is(err, wire.ErrFrameTooLarge):
+		return rejectTooLarge
+	case errors.Is(err, wire.ErrFrameSize):
+		return rejectBadSize
+	case errors.Is(err, wire.ErrHTTPOnKafka):
+		return rejectHTTP
+	case errors.Is(err, wire.ErrTLSOnPlaintext):
+		return rejectTLS
+	}
+	return rejectOtherReadErr
+}
+
+// responseCode is the error_code label of resp: "0" when every ErrorCode
+// field in it is zero, the code when the non-zero ones all agree, else
+// codeMixed. A nil response (Produce with acks=0) is "0".
+func responseCode(resp kmsg.Response) string {
+	if resp == nil {
+		return "0"
+	}
+	v := reflect.ValueOf(resp)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return "0"
+	}
+	var s codeScan
+	planFor(v.Elem().Type()).scan(v.Elem(), &s)
+	switch {
+	case s.mixed:
+		return codeMixed
+	case s.first == 0:
+		return "0"
+	}
+	return strconv.Itoa(int(s.first))
+}
+
+type codeScan struct {
+	first int16
+	mixed bool
+}
+
+func (s *codeScan) add(code int16) {
+	switch {
+	case code == 0:
+	case s.first == 0:
+		s.first = code
+	case code != s.first:
+		s.mixed = true
+	}
+}
+
+// codePlan says where a response struct type keeps ErrorCode fields: its
+// own, and those of nested structs and slices of structs. Plans are built
+// once per type, so a request pays only for the fields that matter.
+type codePlan struct {
+	self   int // index of an int16 ErrorCode field, or -1
+	nested []nestedCodes
+}
+
+type nestedCodes struct {
+	field int
+	slice bool
+	plan  *codePlan
+}
+
+var codePlans sync.Map // reflect.Type -> *codePlan
+
+func planFor(t reflect.Type) *codePlan {
+	if p, ok := codePlans.Load(t); ok {
+		return p.(*codePlan)
+	}
+	p := buildPlan(t, map[reflect.Type]bool{})
+	codePlans.Store(t, p)
+	return p
+}
+
+func buildPlan(t reflect.Type, seen map[reflect.Type]bool) *codePlan {
+	p := &codePlan{self: -1}
+	if seen[t] {
+		return p
+	}
+	seen[t] = true
+	defer delete(seen, t)
+	for i := range t.NumField() {
+		f := t.Field(i)
+		switch {
+		case f.Name == "ErrorCode" && f.Type.Kind() == reflect.Int16:
+			p.self = i
+		case f.Type.Kind() == reflect.Struct:
+			if sub := buildPlan(f.Type, seen); !sub.empty() {
+				p.nested = append(p.nested, nestedCodes{field: i, plan: sub})
+			}
+		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
+			if sub := buildPlan(f.Type.Elem(), seen); !sub.empty() {
+				p.nested = append(p.nested, nestedCodes{field: i, slice: true, plan: sub})
+			}
+		}
+	}
+	return p
+}
+
+func (p *codePlan) empty() bool { return p.self < 0 && len(p.nested) == 0 }
+
+func (p *codePlan) scan(v reflect.Value, s *codeScan) {
+	if p.self >= 0 {
+		s.add(int16(v.Field(p.self).Int()))
+	}
+	for _, n := range p.nested {
+		f := v.Field(n.field)
+		if !n.slice {
+			n.plan.scan(f, s)
+			continue
+		}
+		for i := range f.Len() {
+			n.plan.scan(f.Index(i), s)
+		}
+	}
+}
+
+// maxDeliveryBucket is the largest delivery count with its own bucket:
+// group.share.delivery.count.limit is at most 10.
+const maxDeliveryBucket = 10
+
+// deliveryCounts is the histogram of the delivery count of every record
+// handed out by ShareFetch. Prometheus histograms observe one value at a
+// time; a batch of thousands of records shares one count, so the buckets
+// are kept here, one atomic per count, and exported as a const histogram.
+type deliveryCounts struct {
+	byCount [maxDeliveryBucket + 2]atomic.Uint64 // index: count (0 unused), last: above the buckets
+	sum     atomic.Uint64
+}
+
+func (d *deliveryCounts) observe(count int16, records int64) {
+	if records <= 0 {
+		return
+	}
+	i := int(count)
+	if i < 0 {
+		i = 0
+	}
+	if i > maxDeliveryBucket {
+		i = maxDeliveryBucket + 1
+	}
+	d.byCount[i].Add(uint64(records))
+	d.sum.Add(uint64(max(count, 0)) * uint64(records))
+}
+
+func (d *deliveryCounts) metric(desc *prometheus.Desc) prometheus.Metric {
+	buckets := make(map[float64]uint64, maxDeliveryBucket)
+	var cum uint64
+	for i := 0; i <= maxDeliveryBucket; i++ {
+		cum += d.byCount[i].Load()
+		if i > 0 {
+			buckets[float64(i)] = cum
+		}
+	}
+	total := cum + d.byCount[maxDeliveryBucket+1].Load()
+	return prometheus.MustNewConstHistogram(desc, total, float64(d.sum.Load()), buckets)
+}
+
+// shareCollector exports the share partitions' shared counters, the
+// delivery count histogram and each share partition's in-flight window.
+type shareCollector struct{ b *Broker }
+
+var (
+	descAcquired = prometheus.NewDesc("sharebroker_share_records_acquired_total",
+		"Records acquired by share consumers.", nil, nil)
+	descAcknowledged = prometheus.NewDesc("sharebroker_share_records_acknowledged_total",
+		"Records acknowledged, by type (gap, accept, release, reject); renewals are counted by sharebroker_share_lock_renewals_total.",
+		[]string{"type"}, nil)
+	descRenewals = prometheus.NewDesc("sharebroker_share_lock_renewals_total",
+		"Records whose acquisition lock was renewed (RENEW acknowledgements).", nil, nil)
+	descExpirations = prometheus.NewDesc("sharebroker_share_lock_expirations_total",
+		"Records whose acquisition lock expired.", nil, nil)
+	descArchived = prometheus.NewDesc("sharebroker_share_records_archived_total",
+		"Records archived, by reason.", []string{"reason"}, nil)
+	descMemberReleased = prometheus.NewDesc("sharebroker_share_records_released_on_close_total",
+		"Records released because their member's share session closed or its connection dropped.", nil, nil)
+	descInFlight = prometheus.NewDesc("sharebroker_share_records_in_flight",
+		"Records in a share partition's in-flight window (SPEO - SPSO + 1 when non-empty).",
+		[]string{"group", "topic", "partition"}, nil)
+	descDelivery = prometheus.NewDesc("sharebroker_share_delivery_count",
+		"Delivery count of each record handed out by ShareFetch.", nil, nil)
+)
+
+func (c *shareCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{descAcquired, descAcknowledged, descRenewals, descExpirations,
+		descArchived, descMemberReleased, descInFlight, descDelivery} {
+		ch <- d
+	}
+}
+
+func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
+	ctr := c.b.shareParts.counters
+	counter := func(d *prometheus.Desc, v int64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
+	}
+	counter(descAcquired, ctr.Acquired.Load())
+	for t, name := range ackTypeLabels {
+		counter(descAcknowledged, ctr.Acknowledged[t].Load(), name)
+	}
+	counter(descRenewals, ctr.Acknowledged[sharepartition.AckRenew].Load())
+	counter(descExpirations, ctr.LockExpirations.Load())
+	for r, name := range archiveReasonLabels {
+		counter(descArchived, ctr.Archived[r].Load(), name)
+	}
+	counter(descMemberReleased, ctr.MemberReleased.Load())
+	ch <- c.b.metrics.delivery.metric(descDelivery)
+	for _, p := range c.b.shareParts.all() {
+		t := c.b.store.TopicByID(p.key.topicID)
+		if t == nil {
+			continue
+		}
+		s := p.part.sp.Snapshot()
+		ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(s.InFlight),
+			p.key.group, t.Name, strconv.Itoa(int(p.key.partition)))
+	}
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sharebroker/sharebroker/broker"
+)
+
+// configFrom parses args as serve's flags, applies environ and builds the
+// broker config.
+func configFrom(t *testing.T, args, environ []string) (broker.Config, error) {
+	t.Helper()
+	cmd := &cobra.Command{Use: "serve"}
+	var f serveFlags
+	addServeFlags(cmd, &f)
+	if err := cmd.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyEnv(cmd, environ); err != nil {
+		return broker.Config{}, err
+	}
+	return buildConfig(f, io.Discard)
+}
+
+func TestEnvironmentFillsUnsetFlags(t *testing.T) {
+	cfg, err := configFrom(t,
+		[]string{"--listen", "127.0.0.1:1234", "--config", "num.partitions=5"},
+		[]string{
+			"SHAREBROKER_LISTEN=0.0.0.0:9092", // the flag wins
+			"SHAREBROKER_ADVERTISE=broker:9092",
+			"SHAREBROKER_HTTP=",
+			"SHAREBROKER_NODE_ID=7",
+			"SHAREBROKER_CONFIG_NUM_PARTITIONS=9", // --config wins
+			"SHAREBROKER_CONFIG_LOG_RETENTION_MS=60000",
+			"SHAREBROKER_CONFIG_GROUP_SHARE_RECORD_LOCK_DURATION_MS=20000",
+			"SHAREBROKER_TEST_RUN_MAIN=1", // names no flag: ignored
+			"OTHER=1",
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != "127.0.0.1:1234" || cfg.Advertise != "broker:9092" || cfg.HTTP != "" || cfg.NodeID != 7 {
+		t.Fatalf("config %+v", cfg)
+	}
+	want := map[string]string{"num.partitions": "5", "log.retention.ms": "60000", "group.share.record.lock.duration.ms": "20000"}
+	if len(cfg.Props) != len(want) {
+		t.Fatalf("props %v, want %v", cfg.Props, want)
+	}
+	for k, v := range want {
+		if cfg.Props[k] != v {
+			t.Fatalf("props %v, want %v", cfg.Props, want)
+		}
+	}
+}
+
+func TestEnvironmentBadValueNamesVariable(t *testing.T) {
+	_, err := configFrom(t, nil, []string{"SHAREBROKER_ENABLE_TEST_API=maybe"})
+	if err == nil || !strings.Contains(err.Error(), "SHAREBROKER_ENABLE_TEST_API") {
+		t.Fatalf("error %v does not name the variable", err)
+	}
+	cfg, err := configFrom(t, nil, []string{"SHAREBROKER_ENABLE_TEST_API=true", "SHAREBROKER_HTTP=127.0.0.1:0"})
+	if err != nil || !cfg.EnableTestAPI {
+		t.Fatalf("test API from the environment: %v %+v", err, cfg)
+	}
+	// An unknown property from the environment fails at start like --config.
+	cfg, err = configFrom(t, nil, []string{"SHAREBROKER_CONFIG_NO_SUCH_THING=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := broker.New(cfg); err == nil || !strings.Contains(err.Error(), "no.such.thing") {
+		t.Fatalf("unknown property from the environment: %v", err)
+	}
+}
+
+func TestHealthcheck(t *testing.T) {
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", HTTP: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	addr := b.HTTPAddr().String()
+	_, port, _ := net.SplitHostPort(addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if out, err := runCommand(t, ctx, "healthcheck", "--http", addr); err != nil || !strings.Contains(out, "ready") {
+		t.Fatalf("healthcheck of a ready broker: %v %q", err, out)
+	}
+	// A container's broker listens on all interfaces; the check asks loopback.
+	if _, err := runCommand(t, ctx, "healthcheck", "--http", "0.0.0.0:"+port); err != nil {
+		t.Fatalf("healthcheck of 0.0.0.0: %v", err)
+	}
+	t.Setenv("SHAREBROKER_HTTP", addr)
+	if _, err := runCommand(t, ctx, "healthcheck"); err != nil {
+		t.Fatalf("healthcheck with SHAREBROKER_HTTP: %v", err)
+	}
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runCommand(t, ctx, "healthcheck", "--http", addr); err == nil {
+		t.Fatal("healthcheck of a stopped broker succeeded")
+	}
+}
+
+// The process exits 1 when the broker is not there.
+func TestHealthcheckExitStatus(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "healthcheck", "--http", addr)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	err = cmd.Run()
+	if exit, ok := err.(*exec.ExitError); !ok || exit.ExitCode() != 1 {
+		t.Fatalf("healthcheck of nothing: want exit status 1, got %v", err)
+	}
+}

@@ -1,0 +1,169 @@
+package locktimer
+
+import (
+	"container/heap"
+	"sync"
+	"time"
+)
+
+// OffsetClock is real time plus an offset that only grows. Time passes on
+// its own, as with RealClock, and Advance jumps it forward: a test of a
+// running broker can say "30 s pass now" while everything else keeps real
+// time. Advance runs every callback that became due, on the calling
+// goroutine, before it returns; callbacks that fall due as real time passes
+// run on a timer goroutine. A callback never runs before Now() reaches its
+// deadline. It is safe for concurrent use.
+//
+// Callbacks run one at a time (real-time and Advance firings are
+// serialised), so a callback must not call Advance.
+type OffsetClock struct {
+	// fireMu serialises firing: Advance returns only once every callback
+	// due by its new time has returned, even one that real time made due
+	// just before.
+	fireMu sync.Mutex
+
+	mu      sync.Mutex // guards the fields below
+	offset  time.Duration
+	seq     uint64
+	pending offsetHeap
+	real    *time.Timer // wakes the firing goroutine for pending[0]
+}
+
+// NewOffsetClock returns a clock that reads real time until advanced.
+func NewOffsetClock() *OffsetClock { return &OffsetClock{} }
+
+// Now returns real time plus the offset. It keeps the monotonic reading,
+// so deadlines compare on the monotonic clock.
+func (c *OffsetClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nowLocked()
+}
+
+func (c *OffsetClock) nowLocked() time.Time { return time.Now().Add(c.offset) }
+
+// Offset returns how far Advance has moved the clock ahead of real time.
+func (c *OffsetClock) Offset() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.offset
+}
+
+// AfterFunc runs f once Now() has reached the current time plus d, either
+// because real time passed or because Advance moved the clock.
+func (c *OffsetClock) AfterFunc(d time.Duration, f func()) Timer {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seq++
+	t := &offsetTimer{clock: c, deadline: c.nowLocked().Add(d), seq: c.seq, fn: f, index: -1}
+	heap.Push(&c.pending, t)
+	if t.index == 0 {
+		c.armLocked()
+	}
+	return t
+}
+
+// Advance moves the clock forward by d (a negative d counts as zero) and
+// runs every callback now due, in deadline order, before it returns.
+// Callbacks scheduled by callbacks run too if they fall due.
+func (c *OffsetClock) Advance(d time.Duration) {
+	c.fireMu.Lock()
+	defer c.fireMu.Unlock()
+	c.mu.Lock()
+	c.offset += max(d, 0)
+	c.mu.Unlock()
+	c.fireDue()
+}
+
+// Pending reports how many callbacks are scheduled and not yet run.
+func (c *OffsetClock) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// fireDue runs the due callbacks one by one, then arms the real timer for
+// the next. The caller holds fireMu.
+func (c *OffsetClock) fireDue() {
+	for {
+		c.mu.Lock()
+		if len(c.pending) == 0 || c.pending[0].deadline.After(c.nowLocked()) {
+			c.armLocked()
+			c.mu.Unlock()
+			return
+		}
+		t := heap.Pop(&c.pending).(*offsetTimer)
+		c.mu.Unlock()
+		t.fn() // outside the lock: it may read the clock or schedule
+	}
+}
+
+// armLocked sets the real timer to wake when pending[0] falls due, given
+// the offset now in force.
+func (c *OffsetClock) armLocked() {
+	if len(c.pending) == 0 {
+		if c.real != nil {
+			c.real.Stop()
+		}
+		return
+	}
+	wait := c.pending[0].deadline.Sub(c.nowLocked())
+	if c.real == nil {
+		c.real = time.AfterFunc(wait, c.realFire)
+		return
+	}
+	c.real.Reset(wait)
+}
+
+func (c *OffsetClock) realFire() {
+	c.fireMu.Lock()
+	defer c.fireMu.Unlock()
+	c.fireDue()
+}
+
+type offsetTimer struct {
+	clock    *OffsetClock
+	deadline time.Time
+	seq      uint64
+	fn       func()
+	index    int // position in clock.pending, -1 once fired or stopped
+}
+
+func (t *offsetTimer) Stop() bool {
+	c := t.clock
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t.index < 0 {
+		return false
+	}
+	heap.Remove(&c.pending, t.index)
+	return true
+}
+
+type offsetHeap []*offsetTimer
+
+func (h offsetHeap) Len() int { return len(h) }
+func (h offsetHeap) Less(i, j int) bool {
+	if h[i].deadline.Equal(h[j].deadline) {
+		return h[i].seq < h[j].seq
+	}
+	return h[i].deadline.Before(h[j].deadline)
+}
+func (h offsetHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *offsetHeap) Push(x any) {
+	t := x.(*offsetTimer)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *offsetHeap) Pop() any {
+	old := *h
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	t.index = -1
+	*h = old[:len(old)-1]
+	return t
+}
