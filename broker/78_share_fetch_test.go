@@ -20,6 +20,7 @@ import (
 type rawShare struct {
 	t       *testing.T
 	c       *rawConn
+	group   string
 	topicID [16]byte
 }
 
@@ -53,7 +54,7 @@ func newRawShare(t *testing.T, n int, clock ...locktimer.Clock) *rawShare {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rawShare{t: t, c: dialRaw(t, addr), topicID: resp.Topics[0].TopicID}
+	return &rawShare{t: t, c: dialRaw(t, addr), group: "g", topicID: resp.Topics[0].TopicID}
 }
 
 type ackSpec struct {
@@ -66,7 +67,7 @@ func (s *rawShare) fetch(version int16, member string, epoch int32, acks []ackSp
 	s.t.Helper()
 	req := kmsg.NewPtrShareFetchRequest()
 	req.Version = version
-	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr("g"), kmsg.StringPtr(member), epoch
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(s.group), kmsg.StringPtr(member), epoch
 	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 0, 1, 1<<20, 500, 500
 	tp := kmsg.NewShareFetchRequestTopic()
 	tp.TopicID = s.topicID
@@ -89,7 +90,7 @@ func (s *rawShare) ack(version int16, member string, epoch int32, renew bool, ac
 	s.t.Helper()
 	req := kmsg.NewPtrShareAcknowledgeRequest()
 	req.Version = version
-	req.GroupID, req.MemberID, req.ShareSessionEpoch, req.IsRenewAck = kmsg.StringPtr("g"), kmsg.StringPtr(member), epoch, renew
+	req.GroupID, req.MemberID, req.ShareSessionEpoch, req.IsRenewAck = kmsg.StringPtr(s.group), kmsg.StringPtr(member), epoch, renew
 	tp := kmsg.NewShareAcknowledgeRequestTopic()
 	tp.TopicID = s.topicID
 	p := kmsg.NewShareAcknowledgeRequestTopicPartition()
@@ -235,7 +236,7 @@ func TestShareDisconnectReleases(t *testing.T) {
 	addr := s.c.nc.RemoteAddr().String()
 	s.c.nc.Close() // no closing request: the broker notices the drop
 
-	other := &rawShare{t: t, c: dialRaw(t, addr), topicID: s.topicID}
+	other := &rawShare{t: t, c: dialRaw(t, addr), group: s.group, topicID: s.topicID}
 	// The release happens when the broker's read of the dropped connection
 	// fails, which races with this fetch; a long MaxWait lets the fetch
 	// wait for it (the release wakes waiting fetches) instead of answering
@@ -264,7 +265,7 @@ func TestShareGroupLockDurationHonoured(t *testing.T) {
 	if p := partitionOf(t, resp); len(p.AcquiredRecords) != 1 || resp.AcquisitionLockTimeoutMillis != 20000 {
 		t.Fatalf("m1: acquired %+v, lock timeout %d", p.AcquiredRecords, resp.AcquisitionLockTimeoutMillis)
 	}
-	other := &rawShare{t: t, c: dialRaw(t, s.c.nc.RemoteAddr().String()), topicID: s.topicID}
+	other := &rawShare{t: t, c: dialRaw(t, s.c.nc.RemoteAddr().String()), group: s.group, topicID: s.topicID}
 	clock.Advance(20*time.Second - time.Millisecond)
 	if p := partitionOf(t, other.fetch(2, "m2", 0, nil, nil)); len(p.AcquiredRecords) != 0 {
 		t.Fatalf("1 ms before the group's lock ends, m2 acquired %+v", p.AcquiredRecords)

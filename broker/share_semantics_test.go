@@ -2,7 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -10,16 +9,27 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // These tests drive kgo share consumers against the broker on the manual
-// clock, one rule of share-groups.md §1.2 each. The consumers fetch only
-// inside a poll (ShareMaxRecordsStrict), so a record one consumer holds is
-// never fetched behind the test's back. Locks last 15 s; member sessions
-// 60 s, so advancing the clock past a lock never fences a member.
+// clock, one rule of share-groups.md §1.2 each. Locks last 15 s; member
+// sessions 60 s, so advancing the clock past a lock never fences a member.
+//
+// kgo may send one more ShareFetch after a poll returns, and sends its
+// acknowledgements on that same connection, one request at a time. Two
+// consequences shape the tests:
+//   - no two members ever compete for a record that becomes free: each test
+//     has one kgo consumer, plus, where a second member is needed, a member
+//     driven by raw requests (rawShare), which fetches only when told to;
+//   - while a kgo call blocks, the manual clock follows real time in 1 ms
+//     steps (during), so a fetch kgo left waiting ends after its MaxWait
+//     as it would against a real broker, instead of holding up the
+//     acknowledgements queued behind it. The drift is milliseconds against
+//     15 s locks; the tests of exact lock boundaries use raw requests only.
 
 const (
 	semTopic = "queue"
@@ -105,21 +115,63 @@ func (e *shareEnv) consumer() (*kgo.Client, *ackLog) {
 // stop polling that consumer.
 func (e *shareEnv) poll(cl *kgo.Client) []*kgo.Record {
 	e.t.Helper()
-	for e.ctx.Err() == nil {
-		fs := cl.PollFetches(e.ctx)
-		if recs := fs.Records(); len(recs) > 0 {
-			return recs
+	var recs []*kgo.Record
+	e.during(func() {
+		for e.ctx.Err() == nil && len(recs) == 0 {
+			recs = cl.PollFetches(e.ctx).Records()
 		}
+	})
+	if len(recs) == 0 {
+		e.t.Fatal("no records before the deadline")
 	}
-	e.t.Fatal("no records before the deadline")
-	return nil
+	return recs
 }
 
 func (e *shareEnv) flush(cl *kgo.Client) {
 	e.t.Helper()
-	if err := cl.FlushAcks(e.ctx); err != nil {
+	var err error
+	e.during(func() { err = cl.FlushAcks(e.ctx) })
+	if err != nil {
 		e.t.Fatalf("flush acks: %v", err)
 	}
+}
+
+// during runs f while the manual clock follows real time, 1 ms per real
+// millisecond (see the file comment).
+func (e *shareEnv) during(f func()) {
+	done := make(chan struct{})
+	pumped := make(chan struct{})
+	go func() {
+		defer close(pumped)
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				e.clock.Advance(time.Millisecond)
+			}
+		}
+	}()
+	f()
+	close(done)
+	<-pumped
+}
+
+// raw returns a member of the group driven by raw requests, which fetches
+// only when the test says so.
+func (e *shareEnv) raw() *rawShare {
+	e.t.Helper()
+	md := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr(semTopic)
+	md.Topics = append(md.Topics, mt)
+	resp, err := md.RequestWith(e.ctx, e.admin)
+	if err != nil || len(resp.Topics) != 1 {
+		e.t.Fatalf("metadata: %v", err)
+	}
+	return &rawShare{t: e.t, c: dialRaw(e.t, e.addr), group: semGroup, topicID: resp.Topics[0].TopicID}
 }
 
 func one(t *testing.T, recs []*kgo.Record, value string, deliveryCount int32) *kgo.Record {
@@ -134,18 +186,31 @@ func one(t *testing.T, recs []*kgo.Record, value string, deliveryCount int32) *k
 	return recs[0]
 }
 
-// Row 5: a RELEASE makes the record available again; the other member gets
-// it with delivery count 2.
-func TestShareReleaseRedeliversToAnotherMember(t *testing.T) {
+// Row 5: a RELEASE makes the record available again, with its delivery
+// count kept: the same consumer gets it back at delivery count 2.
+func TestShareReleaseRedelivers(t *testing.T) {
 	e := newShareEnv(t)
 	e.produce("r0")
 	c1, acks1 := e.consumer()
-	c2, _ := e.consumer()
 	one(t, e.poll(c1), "r0", 1).Ack(kgo.AckRelease)
 	e.flush(c1)
 	if errs := acks1.take(); len(errs) != 1 || errs[0] != nil {
 		t.Fatalf("release outcome %v", errs)
 	}
+	one(t, e.poll(c1), "r0", 2)
+}
+
+// Row 5: a record another member released is handed to this one, with
+// delivery count 2.
+func TestShareReleasedRecordGoesToAnotherMember(t *testing.T) {
+	e := newShareEnv(t)
+	e.produce("r0")
+	m1 := e.raw()
+	if p := partitionOf(t, m1.fetch(2, "holder", 0, nil, nil)); len(p.AcquiredRecords) != 1 {
+		t.Fatalf("holder acquired %+v", p.AcquiredRecords)
+	}
+	wantCode(t, "holder's release", m1.ack(2, "holder", 1, false, []ackSpec{{0, 0, []int8{2}}}).Topics[0].Partitions[0].ErrorCode, nil)
+	c2, _ := e.consumer()
 	one(t, e.poll(c2), "r0", 2)
 }
 
@@ -155,13 +220,12 @@ func TestShareRejectArchives(t *testing.T) {
 	e := newShareEnv(t)
 	e.produce("r0")
 	c1, _ := e.consumer()
-	c2, _ := e.consumer()
 	one(t, e.poll(c1), "r0", 1).Ack(kgo.AckReject)
 	e.flush(c1)
 	e.produce("r1")
 	// Acquisition starts at the lowest available offset: had r0 been
-	// available again, c2 would get it first.
-	one(t, e.poll(c2), "r1", 1)
+	// available again, it would come first.
+	one(t, e.poll(c1), "r1", 1)
 }
 
 // Row 7: a record never acknowledged is redelivered once its lock expires,
@@ -169,10 +233,12 @@ func TestShareRejectArchives(t *testing.T) {
 func TestShareLockExpiryRedelivers(t *testing.T) {
 	e := newShareEnv(t)
 	e.produce("r0")
-	c1, _ := e.consumer()
+	m1 := e.raw()
+	if p := partitionOf(t, m1.fetch(2, "holder", 0, nil, nil)); len(p.AcquiredRecords) != 1 {
+		t.Fatalf("holder acquired %+v", p.AcquiredRecords)
+	}
+	e.clock.Advance(semLock) // never acknowledged
 	c2, _ := e.consumer()
-	one(t, e.poll(c1), "r0", 1) // held, never acknowledged
-	e.clock.Advance(semLock)
 	one(t, e.poll(c2), "r0", 2)
 }
 
@@ -190,13 +256,12 @@ func TestShareDeliveryLimitArchives(t *testing.T) {
 }
 
 // Row 6 (KIP-1222): a member that renews every 0.4 lock durations keeps its
-// record for 1.5 lock durations — the other member is never handed it —
-// and then accepts it with delivery count 1.
+// record for 1.5 lock durations — another member is never handed it — and
+// then accepts it with delivery count 1.
 func TestShareRenewKeepsTheLock(t *testing.T) {
 	e := newShareEnv(t)
 	e.produce("r0")
 	c1, acks1 := e.consumer()
-	c2, acks2 := e.consumer()
 	r := one(t, e.poll(c1), "r0", 1)
 	step := semLock * 4 / 10
 	for held := time.Duration(0); held < semLock*3/2; held += step {
@@ -207,12 +272,9 @@ func TestShareRenewKeepsTheLock(t *testing.T) {
 		}
 		e.clock.Advance(step)
 	}
-	// r0 is still locked to c1: the other member is handed r1, not r0.
-	e.produce("r1")
-	one(t, e.poll(c2), "r1", 1).Ack(kgo.AckAccept)
-	e.flush(c2)
-	if errs := acks2.take(); len(errs) != 1 || errs[0] != nil {
-		t.Fatalf("c2 accept outcome %v", errs)
+	// Another member finds nothing to acquire: r0 is still locked to c1.
+	if p := partitionOf(t, e.raw().fetch(2, "other", 0, nil, nil)); len(p.AcquiredRecords) != 0 {
+		t.Fatalf("another member acquired %+v while c1 renewed", p.AcquiredRecords)
 	}
 	r.Ack(kgo.AckAccept)
 	e.flush(c1)
@@ -227,18 +289,16 @@ func TestShareRenewKeepsTheLock(t *testing.T) {
 func TestShareLateAcceptFails(t *testing.T) {
 	e := newShareEnv(t)
 	e.produce("r0")
-	c1, acks1 := e.consumer()
-	c2, acks2 := e.consumer()
-	late := one(t, e.poll(c1), "r0", 1)
+	m1 := e.raw()
+	if p := partitionOf(t, m1.fetch(2, "late", 0, nil, nil)); len(p.AcquiredRecords) != 1 {
+		t.Fatalf("first member acquired %+v", p.AcquiredRecords)
+	}
 	e.clock.Advance(semLock)
+	c2, acks2 := e.consumer()
 	fresh := one(t, e.poll(c2), "r0", 2)
 
-	late.Ack(kgo.AckAccept)
-	e.flush(c1)
-	errs := acks1.take()
-	if len(errs) != 1 || !errors.Is(errs[0], kerr.InvalidRecordState) {
-		t.Fatalf("late accept outcome %v, want INVALID_RECORD_STATE", errs)
-	}
+	late := m1.ack(2, "late", 1, false, []ackSpec{{0, 0, []int8{1}}})
+	wantCode(t, "late accept", late.Topics[0].Partitions[0].ErrorCode, kerr.InvalidRecordState)
 	fresh.Ack(kgo.AckAccept)
 	e.flush(c2)
 	if errs := acks2.take(); len(errs) != 1 || errs[0] != nil {
@@ -251,8 +311,12 @@ func TestShareCloseReleases(t *testing.T) {
 	e := newShareEnv(t)
 	e.produce("r0")
 	c1, _ := e.consumer()
-	c2, _ := e.consumer()
 	one(t, e.poll(c1), "r0", 1)
-	c1.Close()
-	one(t, e.poll(c2), "r0", 2)
+	e.during(c1.Close)
+	// The other member waits for the release if it has not happened yet:
+	// releases wake waiting fetches.
+	p := partitionOf(t, e.raw().fetch(2, "other", 0, nil, func(r *kmsg.ShareFetchRequest) { r.MaxWaitMillis = 10_000 }))
+	if len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].DeliveryCount != 2 {
+		t.Fatalf("after close, another member acquired %+v, want r0 at delivery count 2", p.AcquiredRecords)
+	}
 }
