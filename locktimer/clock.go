@@ -48,8 +48,7 @@ type ManualClock struct {
 
 	mu      sync.Mutex // guards the fields below
 	now     time.Time
-	seq     uint64 // breaks deadline ties in scheduling order
-	pending timerHeap
+	pending callbackQueue
 }
 
 // NewManualClock returns a manual clock that reads start.
@@ -68,10 +67,7 @@ func (c *ManualClock) Now() time.Time {
 func (c *ManualClock) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.seq++
-	t := &manualTimer{clock: c, deadline: c.now.Add(d), seq: c.seq, fn: f, index: -1}
-	heap.Push(&c.pending, t)
-	return t
+	return c.pending.push(&c.mu, c.now.Add(d), f)
 }
 
 // Advance moves the clock forward by d. Every callback due at or before the
@@ -102,73 +98,108 @@ func (c *ManualClock) Set(t time.Time) {
 func (c *ManualClock) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.pending)
+	return c.pending.len()
 }
 
 func (c *ManualClock) fireUntil(target time.Time) {
 	for {
 		c.mu.Lock()
-		if len(c.pending) == 0 || c.pending[0].deadline.After(target) {
+		cb := c.pending.popDue(target)
+		if cb == nil {
 			if target.After(c.now) {
 				c.now = target
 			}
 			c.mu.Unlock()
 			return
 		}
-		t := heap.Pop(&c.pending).(*manualTimer)
-		if t.deadline.After(c.now) {
-			c.now = t.deadline
+		if cb.deadline.After(c.now) {
+			c.now = cb.deadline
 		}
-		fn := t.fn
 		c.mu.Unlock()
 		// Outside the lock: the callback may read the clock or schedule.
-		fn()
+		cb.fn()
 	}
 }
 
-type manualTimer struct {
-	clock    *ManualClock
+// callbackQueue holds the AfterFunc callbacks of a virtual clock in
+// deadline order (scheduling order on ties). ManualClock and OffsetClock
+// each keep one, guarded by their own mutex: every method needs it held,
+// and each callback remembers it so that Stop can take it.
+type callbackQueue struct {
+	seq  uint64 // breaks deadline ties in scheduling order
+	heap callbackHeap
+}
+
+// queuedCallback is one pending callback; it is the Timer AfterFunc returns.
+type queuedCallback struct {
+	mu       *sync.Mutex // the owning clock's lock, which guards index
+	q        *callbackQueue
 	deadline time.Time
 	seq      uint64
 	fn       func()
-	index    int // position in clock.pending, -1 once fired or stopped
+	index    int // position in q.heap, -1 once fired or stopped
 }
 
-func (t *manualTimer) Stop() bool {
-	c := t.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t.index < 0 {
+func (q *callbackQueue) push(mu *sync.Mutex, deadline time.Time, fn func()) *queuedCallback {
+	q.seq++
+	cb := &queuedCallback{mu: mu, q: q, deadline: deadline, seq: q.seq, fn: fn, index: -1}
+	heap.Push(&q.heap, cb)
+	return cb
+}
+
+// popDue removes and returns the earliest callback due at now, or nil.
+func (q *callbackQueue) popDue(now time.Time) *queuedCallback {
+	if len(q.heap) == 0 || q.heap[0].deadline.After(now) {
+		return nil
+	}
+	return heap.Pop(&q.heap).(*queuedCallback)
+}
+
+// next returns the earliest deadline, if any.
+func (q *callbackQueue) next() (time.Time, bool) {
+	if len(q.heap) == 0 {
+		return time.Time{}, false
+	}
+	return q.heap[0].deadline, true
+}
+
+func (q *callbackQueue) len() int { return len(q.heap) }
+
+// Stop removes the callback if it has not run.
+func (cb *queuedCallback) Stop() bool {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.index < 0 {
 		return false
 	}
-	heap.Remove(&c.pending, t.index)
+	heap.Remove(&cb.q.heap, cb.index)
 	return true
 }
 
-type timerHeap []*manualTimer
+type callbackHeap []*queuedCallback
 
-func (h timerHeap) Len() int { return len(h) }
-func (h timerHeap) Less(i, j int) bool {
+func (h callbackHeap) Len() int { return len(h) }
+func (h callbackHeap) Less(i, j int) bool {
 	if h[i].deadline.Equal(h[j].deadline) {
 		return h[i].seq < h[j].seq
 	}
 	return h[i].deadline.Before(h[j].deadline)
 }
-func (h timerHeap) Swap(i, j int) {
+func (h callbackHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].index = i
 	h[j].index = j
 }
-func (h *timerHeap) Push(x any) {
-	t := x.(*manualTimer)
-	t.index = len(*h)
-	*h = append(*h, t)
+func (h *callbackHeap) Push(x any) {
+	cb := x.(*queuedCallback)
+	cb.index = len(*h)
+	*h = append(*h, cb)
 }
-func (h *timerHeap) Pop() any {
+func (h *callbackHeap) Pop() any {
 	old := *h
-	t := old[len(old)-1]
+	cb := old[len(old)-1]
 	old[len(old)-1] = nil
-	t.index = -1
+	cb.index = -1
 	*h = old[:len(old)-1]
-	return t
+	return cb
 }

@@ -1,7 +1,6 @@
 package locktimer
 
 import (
-	"container/heap"
 	"sync"
 	"time"
 )
@@ -24,9 +23,8 @@ type OffsetClock struct {
 
 	mu      sync.Mutex // guards the fields below
 	offset  time.Duration
-	seq     uint64
-	pending offsetHeap
-	real    *time.Timer // wakes the firing goroutine for pending[0]
+	pending callbackQueue
+	real    *time.Timer // wakes the firing goroutine for the earliest callback
 }
 
 // NewOffsetClock returns a clock that reads real time until advanced.
@@ -54,13 +52,11 @@ func (c *OffsetClock) Offset() time.Duration {
 func (c *OffsetClock) AfterFunc(d time.Duration, f func()) Timer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.seq++
-	t := &offsetTimer{clock: c, deadline: c.nowLocked().Add(d), seq: c.seq, fn: f, index: -1}
-	heap.Push(&c.pending, t)
-	if t.index == 0 {
+	cb := c.pending.push(&c.mu, c.nowLocked().Add(d), f)
+	if cb.index == 0 {
 		c.armLocked()
 	}
-	return t
+	return cb
 }
 
 // Advance moves the clock forward by d (a negative d counts as zero) and
@@ -79,7 +75,7 @@ func (c *OffsetClock) Advance(d time.Duration) {
 func (c *OffsetClock) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.pending)
+	return c.pending.len()
 }
 
 // fireDue runs the due callbacks one by one, then arms the real timer for
@@ -87,27 +83,28 @@ func (c *OffsetClock) Pending() int {
 func (c *OffsetClock) fireDue() {
 	for {
 		c.mu.Lock()
-		if len(c.pending) == 0 || c.pending[0].deadline.After(c.nowLocked()) {
+		cb := c.pending.popDue(c.nowLocked())
+		if cb == nil {
 			c.armLocked()
 			c.mu.Unlock()
 			return
 		}
-		t := heap.Pop(&c.pending).(*offsetTimer)
 		c.mu.Unlock()
-		t.fn() // outside the lock: it may read the clock or schedule
+		cb.fn() // outside the lock: it may read the clock or schedule
 	}
 }
 
 // armLocked sets the real timer to wake when pending[0] falls due, given
 // the offset now in force.
 func (c *OffsetClock) armLocked() {
-	if len(c.pending) == 0 {
+	next, ok := c.pending.next()
+	if !ok {
 		if c.real != nil {
 			c.real.Stop()
 		}
 		return
 	}
-	wait := c.pending[0].deadline.Sub(c.nowLocked())
+	wait := next.Sub(c.nowLocked())
 	if c.real == nil {
 		c.real = time.AfterFunc(wait, c.realFire)
 		return
@@ -119,51 +116,4 @@ func (c *OffsetClock) realFire() {
 	c.fireMu.Lock()
 	defer c.fireMu.Unlock()
 	c.fireDue()
-}
-
-type offsetTimer struct {
-	clock    *OffsetClock
-	deadline time.Time
-	seq      uint64
-	fn       func()
-	index    int // position in clock.pending, -1 once fired or stopped
-}
-
-func (t *offsetTimer) Stop() bool {
-	c := t.clock
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t.index < 0 {
-		return false
-	}
-	heap.Remove(&c.pending, t.index)
-	return true
-}
-
-type offsetHeap []*offsetTimer
-
-func (h offsetHeap) Len() int { return len(h) }
-func (h offsetHeap) Less(i, j int) bool {
-	if h[i].deadline.Equal(h[j].deadline) {
-		return h[i].seq < h[j].seq
-	}
-	return h[i].deadline.Before(h[j].deadline)
-}
-func (h offsetHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index = i
-	h[j].index = j
-}
-func (h *offsetHeap) Push(x any) {
-	t := x.(*offsetTimer)
-	t.index = len(*h)
-	*h = append(*h, t)
-}
-func (h *offsetHeap) Pop() any {
-	old := *h
-	t := old[len(old)-1]
-	old[len(old)-1] = nil
-	t.index = -1
-	*h = old[:len(old)-1]
-	return t
 }
