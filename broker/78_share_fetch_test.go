@@ -85,6 +85,19 @@ func (s *rawShare) fetch(version int16, member string, epoch int32, acks []ackSp
 	return s.c.request(req).(*kmsg.ShareFetchResponse)
 }
 
+// join makes member a member of the group, subscribed to topic, with a
+// ShareGroupHeartbeat; raw members need not join to fetch, but then the
+// group does not list them.
+func (s *rawShare) join(member, topic string) {
+	s.t.Helper()
+	req := kmsg.NewPtrShareGroupHeartbeatRequest()
+	req.Version = 1
+	req.GroupID, req.MemberID, req.SubscribedTopicNames = s.group, member, []string{topic}
+	if resp := s.c.request(req).(*kmsg.ShareGroupHeartbeatResponse); resp.ErrorCode != 0 {
+		s.t.Fatalf("%s joins %s: error %d", member, s.group, resp.ErrorCode)
+	}
+}
+
 // ack sends a ShareAcknowledge for partition 0 of "t".
 func (s *rawShare) ack(version int16, member string, epoch int32, renew bool, acks []ackSpec) *kmsg.ShareAcknowledgeResponse {
 	s.t.Helper()

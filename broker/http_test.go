@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -126,27 +127,31 @@ next:
 	return nil
 }
 
-// The share counters and gauges after a scripted scenario: acquire and
-// accept r0; acquire and release r1; reacquire r1 elsewhere, renew it, let
-// its lock expire on the manual clock.
+// The share counters and gauges after a scripted scenario: m1 acquires and
+// accepts r0, acquires and releases r1; m2 reacquires r1, renews it, and
+// lets its lock expire on the manual clock. The members are driven by raw
+// requests, so no client fetches behind the script's back (see
+// share_semantics_test.go).
 func TestMetricsAfterShareScenario(t *testing.T) {
 	e, base := newHTTPShareEnv(t, broker.Config{})
 	e.produce("r0")
-	c1, acks1 := e.consumer()
-	c2, acks2 := e.consumer()
-	one(t, e.poll(c1), "r0", 1).Ack(kgo.AckAccept)
-	e.flush(c1)
+	m1, m2 := e.raw(), e.raw()
+	m1.join("m1", semTopic)
+	m2.join("m2", semTopic)
+	acquired := func(resp *kmsg.ShareFetchResponse, first int64, count int16) {
+		t.Helper()
+		p := partitionOf(t, resp)
+		if len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].FirstOffset != first || p.AcquiredRecords[0].DeliveryCount != count {
+			t.Fatalf("acquired %+v, want offset %d at delivery count %d", p.AcquiredRecords, first, count)
+		}
+	}
+	acquired(m1.fetch(2, "m1", 0, nil, nil), 0, 1)
+	wantCode(t, "accept r0", m1.ack(2, "m1", 1, false, []ackSpec{{0, 0, []int8{1}}}).Topics[0].Partitions[0].ErrorCode, nil)
 	e.produce("r1")
-	one(t, e.poll(c1), "r1", 1).Ack(kgo.AckRelease)
-	e.flush(c1)
-	if errs := acks1.take(); len(errs) != 2 || errs[0] != nil || errs[1] != nil {
-		t.Fatalf("c1 outcomes %v", errs)
-	}
-	one(t, e.poll(c2), "r1", 2).Ack(kgo.AckRenew)
-	e.flush(c2)
-	if errs := acks2.take(); len(errs) != 1 || errs[0] != nil {
-		t.Fatalf("renew outcome %v", errs)
-	}
+	acquired(m1.fetch(2, "m1", 2, nil, nil), 1, 1)
+	wantCode(t, "release r1", m1.ack(2, "m1", 3, false, []ackSpec{{1, 1, []int8{2}}}).Topics[0].Partitions[0].ErrorCode, nil)
+	acquired(m2.fetch(2, "m2", 0, nil, nil), 1, 2)
+	wantCode(t, "renew r1", m2.ack(2, "m2", 1, true, []ackSpec{{1, 1, []int8{4}}}).Topics[0].Partitions[0].ErrorCode, nil)
 	e.clock.Advance(semLock)
 
 	fams := scrape(t, base)
@@ -197,7 +202,7 @@ func TestMetricsAfterShareScenario(t *testing.T) {
 		t.Error("Go or process collector missing")
 	}
 	if metricValue(t, fams, "sharebroker_connections", nil) < 3 {
-		t.Error("fewer than three connections counted (admin and two consumers)")
+		t.Error("fewer than three connections counted (admin and two members)")
 	}
 
 	// The inspection API shows the same window: r0 acknowledged and gone,
@@ -223,8 +228,11 @@ func TestMetricsAfterShareScenario(t *testing.T) {
 func TestHTTPInspectionAndHealth(t *testing.T) {
 	e, base := newHTTPShareEnv(t, broker.Config{})
 	e.produce("r0")
-	c1, _ := e.consumer()
-	one(t, e.poll(c1), "r0", 1) // held: the window shows its lock
+	holder := e.raw()
+	holder.join("holder", semTopic)
+	if p := partitionOf(t, holder.fetch(2, "holder", 0, nil, nil)); len(p.AcquiredRecords) != 1 {
+		t.Fatalf("holder acquired %+v", p.AcquiredRecords) // held: the window shows its lock
+	}
 
 	for _, path := range []string{"/healthz", "/readyz"} {
 		if status, body := httpGet(t, base+path); status != http.StatusOK {

@@ -32,9 +32,10 @@ func httpPost(t *testing.T, url, body string) (int, []byte) {
 func TestTestAPIAdvanceExpiresLock(t *testing.T) {
 	e, base := newHTTPShareEnv(t, broker.Config{EnableTestAPI: true})
 	e.produce("r0")
-	c1, _ := e.consumer()
-	c2, _ := e.consumer()
-	one(t, e.poll(c1), "r0", 1) // held, never acknowledged
+	holder := e.raw() // raw, so nothing fetches r0 back behind the test
+	if p := partitionOf(t, holder.fetch(2, "holder", 0, nil, nil)); len(p.AcquiredRecords) != 1 {
+		t.Fatalf("holder acquired %+v", p.AcquiredRecords) // held, never acknowledged
+	}
 
 	before := time.Now()
 	status, body := httpPost(t, base+"/v1/test/clock/advance", `{"duration":"15s"}`)
@@ -52,6 +53,7 @@ func TestTestAPIAdvanceExpiresLock(t *testing.T) {
 	if got := metricValue(t, scrape(t, base), "sharebroker_share_lock_expirations_total", nil); got != 1 {
 		t.Fatalf("lock expirations after advance: %v, want 1", got)
 	}
+	c2, _ := e.consumer()
 	one(t, e.poll(c2), "r0", 2)
 }
 
