@@ -256,7 +256,20 @@ func rangeJSON(r sharepartition.RangeState) RangeJSON {
 
 func (b *Broker) serveShareGroup(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("group")
-	out := ShareGroupJSON{Partitions: []SharePartitionJSON{}}
+	out, ok := b.ShareGroup(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "share group %q not found", id)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// ShareGroup returns what GET /v1/share-groups/{group} shows: the group's
+// members and each of its share partitions' in-flight window, partitions
+// in topic and partition order. ok is false when the broker knows neither
+// the group nor any share state for it. Embedding tests call it directly.
+func (b *Broker) ShareGroup(id string) (out ShareGroupJSON, ok bool) {
+	out = ShareGroupJSON{Partitions: []SharePartitionJSON{}}
 	if d := b.shareGroups.Describe([]string{id})[0]; d.Err == nil {
 		g := groupJSON(d)
 		out.Group = &g
@@ -278,17 +291,13 @@ func (b *Broker) serveShareGroup(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Partitions = append(out.Partitions, pj)
 	}
-	if out.Group == nil && len(out.Partitions) == 0 {
-		writeError(w, http.StatusNotFound, "share group %q not found", id)
-		return
-	}
 	slices.SortFunc(out.Partitions, func(a, b SharePartitionJSON) int {
 		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
 			return c
 		}
 		return int(a.Partition) - int(b.Partition)
 	})
-	writeJSON(w, http.StatusOK, out)
+	return out, out.Group != nil || len(out.Partitions) > 0
 }
 
 // keyedPart is a share partition with its key.

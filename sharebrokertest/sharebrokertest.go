@@ -1,0 +1,122 @@
+// Package sharebrokertest starts a sharebroker inside a Go test: a real
+// Kafka-protocol broker on a loopback port, on a clock the test moves.
+//
+//	b := sharebrokertest.Start(t, sharebrokertest.WithProperty("num.partitions", "3"))
+//	cl, _ := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ShareGroup("g"), kgo.ConsumeTopics("jobs"))
+//	...
+//	b.Advance(30 * time.Second) // acquisition locks expire now, without sleeping
+//	window, _ := b.ShareGroup("g")
+//
+// The broker stops when the test ends.
+package sharebrokertest
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/locktimer"
+)
+
+// DefaultStart is where the clock of a started broker begins, unless
+// WithStartTime says otherwise: a fixed time, so tests are reproducible.
+var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Option changes how Start configures the broker.
+type Option func(*settings)
+
+type settings struct {
+	props  map[string]string
+	http   bool
+	start  time.Time
+	logger *slog.Logger
+}
+
+// WithProperty sets a Kafka property, as --config NAME=VALUE does; Start
+// fails the test if the broker rejects it.
+func WithProperty(name, value string) Option {
+	return func(s *settings) { s.props[name] = value }
+}
+
+// WithHTTP starts the metrics, health and inspection server on a free
+// loopback port (Broker.HTTPAddr).
+func WithHTTP() Option { return func(s *settings) { s.http = true } }
+
+// WithStartTime starts the broker's clock at t.
+func WithStartTime(t time.Time) Option { return func(s *settings) { s.start = t } }
+
+// WithLogger sends the broker's logs to l; by default warnings and errors
+// go to the test's log.
+func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
+
+// Broker is a running broker of a test.
+type Broker struct {
+	// Addr is the bootstrap address, host:port on 127.0.0.1.
+	Addr string
+	// HTTPAddr is the HTTP server's address, empty without WithHTTP.
+	HTTPAddr string
+	// Clock is the broker's clock; it moves only when the test moves it.
+	Clock *locktimer.ManualClock
+
+	b *broker.Broker
+}
+
+// Start runs a broker on a free loopback port for the rest of the test.
+func Start(t testing.TB, opts ...Option) *Broker {
+	t.Helper()
+	s := settings{props: map[string]string{}, start: DefaultStart}
+	for _, o := range opts {
+		o(&s)
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	clock := locktimer.NewManualClock(s.start)
+	cfg := broker.Config{Listen: "127.0.0.1:0", Props: s.props, Logger: s.logger, Clock: clock}
+	if s.http {
+		cfg.HTTP = "127.0.0.1:0"
+	}
+	b, err := broker.New(cfg)
+	if err != nil {
+		t.Fatalf("sharebrokertest: %v", err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatalf("sharebrokertest: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := b.Close(ctx); err != nil {
+			t.Errorf("sharebrokertest: close: %v", err)
+		}
+	})
+	out := &Broker{Addr: b.Addr().String(), Clock: clock, b: b}
+	if a := b.HTTPAddr(); a != nil {
+		out.HTTPAddr = a.String()
+	}
+	return out
+}
+
+// Advance moves the broker's clock forward by d. Everything due by then —
+// lock expiries, member session timeouts, long-poll deadlines, retention —
+// has happened when it returns.
+func (b *Broker) Advance(d time.Duration) { b.Clock.Advance(d) }
+
+// ShareGroup returns the group's members and each share partition's
+// in-flight window (state, owner, delivery count and lock deadline of every
+// tracked offset range), as the HTTP inspection API shows them.
+func (b *Broker) ShareGroup(group string) (broker.ShareGroupJSON, bool) { return b.b.ShareGroup(group) }
+
+// Broker returns the underlying broker, for what this package does not wrap.
+func (b *Broker) Broker() *broker.Broker { return b.b }
+
+// testWriter sends log lines to the test's log.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(string(p))
+	return len(p), nil
+}

@@ -1,0 +1,106 @@
+package sharebrokertest_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/sharebrokertest"
+)
+
+// The package's promise: a broker clients use, a clock the test moves,
+// and the share window visible in-process.
+func TestStartConsumeAdvanceInspect(t *testing.T) {
+	b := sharebrokertest.Start(t, sharebrokertest.WithProperty("num.partitions", "1"), sharebrokertest.WithHTTP())
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	admin, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("jobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "g"
+	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+	c.Name, c.Value = "share.auto.offset.reset", kmsg.StringPtr("earliest")
+	rr.Configs = append(rr.Configs, c)
+	req.Resources = append(req.Resources, rr)
+	if _, err := req.RequestWith(ctx, admin); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.ProduceSync(ctx, &kgo.Record{Value: []byte("job-1")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Acquire the record with a raw ShareFetch, so no client fetches it
+	// again behind the test's back.
+	md := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic = kmsg.StringPtr("jobs")
+	md.Topics = append(md.Topics, mt)
+	mresp, err := md.RequestWith(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf := kmsg.NewPtrShareFetchRequest()
+	sf.GroupID, sf.MemberID = kmsg.StringPtr("g"), kmsg.StringPtr("worker-1")
+	sf.MaxRecords, sf.BatchSize, sf.MaxBytes = 10, 10, 1<<20
+	tp := kmsg.NewShareFetchRequestTopic()
+	tp.TopicID = mresp.Topics[0].TopicID
+	tp.Partitions = append(tp.Partitions, kmsg.NewShareFetchRequestTopicPartition())
+	sf.Topics = append(sf.Topics, tp)
+	fresp, err := sf.RequestWith(ctx, admin)
+	if err != nil || len(fresp.Topics) != 1 || len(fresp.Topics[0].Partitions[0].AcquiredRecords) != 1 {
+		t.Fatalf("share fetch: %v %+v", err, fresp)
+	}
+
+	window, ok := b.ShareGroup("g")
+	if !ok || len(window.Partitions) != 1 || len(window.Partitions[0].Ranges) != 1 {
+		t.Fatalf("window after acquiring: %+v", window)
+	}
+	r := window.Partitions[0].Ranges[0]
+	if r.State != "ACQUIRED" || r.Owner != "worker-1" || r.DeliveryCount != 1 {
+		t.Fatalf("acquired range: %+v", r)
+	}
+	if want := sharebrokertest.DefaultStart.Add(30 * time.Second).Format(time.RFC3339Nano); r.LockDeadline != want {
+		t.Fatalf("lock deadline %s, want %s", r.LockDeadline, want)
+	}
+
+	b.Advance(30 * time.Second) // the default lock duration
+	window, _ = b.ShareGroup("g")
+	if r := window.Partitions[0].Ranges[0]; r.State != "AVAILABLE" || r.Owner != "" || r.DeliveryCount != 1 {
+		t.Fatalf("after the lock expired: %+v", r)
+	}
+
+	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + b.HTTPAddr + "/readyz")
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("readyz: %v %v", err, resp)
+	}
+	resp.Body.Close()
+}
+
+func TestStartRejectsBadProperty(t *testing.T) {
+	ft := &fakeT{TB: t}
+	func() {
+		defer func() { _ = recover() }() // Fatalf ends the function, as it would a test
+		sharebrokertest.Start(ft, sharebrokertest.WithProperty("no.such.property", "1"))
+	}()
+	if !ft.failed {
+		t.Fatal("Start accepted an unknown property")
+	}
+}
+
+// fakeT records a fatal failure instead of ending the real test.
+type fakeT struct {
+	testing.TB
+	failed bool
+}
+
+func (f *fakeT) Fatalf(string, ...any) { f.failed = true; panic("fatal") }
+func (f *fakeT) Helper()               {}
