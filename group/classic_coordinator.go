@@ -51,13 +51,15 @@ type ClassicGroups struct {
 	newID    func() string
 	timers   *locktimer.Service
 
-	mu     sync.Mutex // guards groups
-	groups map[string]*classicGroup
-	closed bool
+	mu             sync.Mutex // guards the fields below
+	groups         map[string]*classicGroup
+	retentionArmed bool
+	closed         bool
 }
 
-// NewClassicGroups validates o and returns an empty coordinator whose offset
-// retention check runs every o.Config.RetentionCheckInterval on the clock.
+// NewClassicGroups validates o and returns an empty coordinator. Its offset
+// retention check runs every o.Config.RetentionCheckInterval on the clock
+// while any group exists.
 func NewClassicGroups(o ClassicOptions) (*ClassicGroups, error) {
 	if o.Clock == nil || o.Topics == nil {
 		return nil, errors.New("group: ClassicOptions needs Clock and Topics")
@@ -80,7 +82,6 @@ func NewClassicGroups(o ClassicOptions) (*ClassicGroups, error) {
 		timers:   locktimer.NewService(o.Clock, nil),
 		groups:   make(map[string]*classicGroup),
 	}
-	s.scheduleRetention()
 	return s, nil
 }
 
@@ -150,6 +151,7 @@ func (s *ClassicGroups) lookup(id string, create bool) (*classicGroup, error) {
 		pending:    make(map[string]*locktimer.Handle),
 	}
 	s.groups[id] = g
+	s.armRetentionLocked()
 	return g, nil
 }
 

@@ -258,11 +258,22 @@ func (s *ClassicGroups) DeleteOffsets(groupID string, topics []OffsetPartitions)
 	return errs, err
 }
 
-// scheduleRetention arms the next offset retention check (retention).
-func (s *ClassicGroups) scheduleRetention() {
+// armRetentionLocked arms the offset retention check (retention) if it is
+// not armed; s.mu is held. The check runs every RetentionCheckInterval
+// while any classic group exists, so an idle broker has no timer for it.
+func (s *ClassicGroups) armRetentionLocked() {
+	if s.retentionArmed || s.closed {
+		return
+	}
+	s.retentionArmed = true
 	s.timers.Schedule(s.clock.Now().Add(s.cfg.RetentionCheckInterval), func() {
 		s.expireOffsets(s.clock.Now())
-		s.scheduleRetention()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.retentionArmed = false
+		if len(s.groups) > 0 {
+			s.armRetentionLocked()
+		}
 	})
 }
 
