@@ -90,8 +90,8 @@ type resumeRun struct {
 	marked map[int32]int64 // per partition: the offset after the last marked record
 }
 
-// firstHalf returns, per partition, the records of seen in the first half
-// of what the partition delivered: the ones to mark for commit.
+// markPoint returns, per partition, the offset after the first half of
+// what the partition delivered in seen: the commit the test marks for.
 func markPoint(seen map[recKey]bool) map[int32]int64 {
 	count := map[int32]int64{}
 	for k := range seen {

@@ -169,7 +169,9 @@ type FetchedOffset struct {
 	Offset      int64
 	LeaderEpoch int32
 	Metadata    string
-	Err         error
+	// Err is a partition's own error: UNSTABLE_OFFSET_COMMIT once
+	// transactional commits exist (fetch-require-stable); nil today.
+	Err error
 }
 
 // Fetch handles OffsetFetch for one group (fetch): every requested
