@@ -2,12 +2,14 @@ package broker
 
 // ListGroups (key 16), v0-v5.
 //
-//   - Every group the broker coordinates. Share groups are listed with
-//     ProtocolType "share", GroupType "share" (v5+) and their state, Empty
-//     or Stable (v4+).
+//   - Every group the broker coordinates (groups.md list). Classic groups
+//     are listed with their protocol type ("consumer" for consumers, empty
+//     for a group made by simple commits), GroupType "classic" (v5+) and
+//     their state (v4+). Share groups are listed with ProtocolType "share",
+//     GroupType "share" and their state, Empty or Stable.
 //   - StatesFilter (v4+) and TypesFilter (v5+) compare case-insensitively;
 //     an empty filter matches everything, an unknown name nothing.
-//   - Classic and consumer groups arrive with the group coordinator.
+//   - KIP-848 consumer groups arrive with their coordinator.
 
 import (
 	"slices"
@@ -24,13 +26,19 @@ func handleListGroups(b *Broker, r *request) (kmsg.Response, error) {
 	matches := func(filter []string, value string) bool {
 		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, value) })
 	}
-	for _, g := range b.shareGroups.List() {
-		if !matches(req.StatesFilter, string(g.State)) || !matches(req.TypesFilter, "share") {
-			continue
+	add := func(id, protocolType, state, groupType string) {
+		if !matches(req.StatesFilter, state) || !matches(req.TypesFilter, groupType) {
+			return
 		}
 		lg := kmsg.NewListGroupsResponseGroup()
-		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = g.GroupID, "share", string(g.State), "share"
+		lg.Group, lg.ProtocolType, lg.GroupState, lg.GroupType = id, protocolType, state, groupType
 		resp.Groups = append(resp.Groups, lg)
+	}
+	for _, g := range b.classicGroups.List() {
+		add(g.GroupID, g.ProtocolType, string(g.State), "classic")
+	}
+	for _, g := range b.shareGroups.List() {
+		add(g.GroupID, "share", string(g.State), "share")
 	}
 	return resp, nil
 }

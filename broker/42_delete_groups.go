@@ -2,14 +2,18 @@ package broker
 
 // DeleteGroups (key 42), v0-v2.
 //
-//   - A share group with no members is deleted, with every share partition
-//     it holds; its group configs stay, as configs exist without a group.
-//   - Members present answer NON_EMPTY_GROUP; an unknown ID, or one of
-//     another kind of group, GROUP_ID_NOT_FOUND.
-//   - Classic and consumer groups arrive with the group coordinator.
+//   - A group with no members is deleted (groups.md delete): a classic
+//     group with its committed offsets; a share group with every share
+//     partition it holds. Group configs stay, as configs exist without a
+//     group.
+//   - Members present answer NON_EMPTY_GROUP; an unknown ID
+//     GROUP_ID_NOT_FOUND.
+//   - KIP-848 consumer groups arrive with their coordinator.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/group"
 )
 
 func init() { register(42, 0, 2, handleDeleteGroups) }
@@ -20,8 +24,10 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 	for _, id := range req.Groups {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = id
-		err := b.shareGroups.Delete(id)
-		if err == nil {
+		var err error
+		if t, _ := b.groupRegistry.TypeOf(id); t == group.TypeClassic {
+			err = b.classicGroups.Delete(id)
+		} else if err = b.shareGroups.Delete(id); err == nil {
 			b.shareParts.dropGroup(id)
 		}
 		g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err)

@@ -40,6 +40,7 @@ type Broker struct {
 	groupRegistry *group.Registry
 	groupConfigs  *group.ConfigStore
 	shareGroups   *group.ShareGroups
+	classicGroups *group.ClassicGroups
 	shareSessions *shareSessions
 	shareParts    *shareParts
 	metrics       *metrics
@@ -85,6 +86,19 @@ func New(cfg Config) (*Broker, error) {
 		Clock:    r.Clock,
 		Broker:   r.share,
 		Configs:  b.groupConfigs,
+		Registry: b.groupRegistry,
+		Topics:   b.topicInfo,
+	})
+	if err != nil {
+		return nil, err
+	}
+	classic, err := classicConfig(r.props)
+	if err != nil {
+		return nil, err
+	}
+	b.classicGroups, err = group.NewClassicGroups(group.ClassicOptions{
+		Clock:    r.Clock,
+		Config:   classic,
 		Registry: b.groupRegistry,
 		Topics:   b.topicInfo,
 	})
@@ -244,6 +258,7 @@ func (b *Broker) Close(ctx context.Context) error {
 		<-finished
 	}
 	b.shareGroups.Close()
+	b.classicGroups.Close()
 	b.shareParts.timers.Close()
 	b.log.Info("stopped")
 	return nil

@@ -74,6 +74,24 @@ func codeFor(err error) int16 {
 		return kerr.InconsistentGroupProtocol.Code
 	case errors.Is(err, group.ErrInvalidConfig):
 		return kerr.InvalidConfig.Code
+	case errors.Is(err, group.ErrMemberIDRequired):
+		return kerr.MemberIDRequired.Code
+	case errors.Is(err, group.ErrInvalidSessionTimeout):
+		return kerr.InvalidSessionTimeout.Code
+	case errors.Is(err, group.ErrIllegalGeneration):
+		return kerr.IllegalGeneration.Code
+	case errors.Is(err, group.ErrRebalanceInProgress):
+		return kerr.RebalanceInProgress.Code
+	case errors.Is(err, group.ErrFencedInstanceID):
+		return kerr.FencedInstanceID.Code
+	case errors.Is(err, group.ErrOffsetMetadataTooLarge):
+		return kerr.OffsetMetadataTooLarge.Code
+	case errors.Is(err, group.ErrUnknownTopicOrPartition):
+		return kerr.UnknownTopicOrPartition.Code
+	case errors.Is(err, group.ErrGroupSubscribedToTopic):
+		return kerr.GroupSubscribedToTopic.Code
+	case errors.Is(err, group.ErrCoordinatorNotAvailable):
+		return kerr.CoordinatorNotAvailable.Code
 	case errors.Is(err, errInvalidRequest):
 		return kerr.InvalidRequest.Code
 	case errors.Is(err, errInvalidReplicationFactor):

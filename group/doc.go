@@ -1,6 +1,8 @@
-// Package group is the group coordinator's domain logic. Today it holds the
-// share-group (KIP-932) membership part; classic and KIP-848 consumer groups
-// will join it later, which is why share-group code lives in share_*.go.
+// Package group is the group coordinator's domain logic: share-group
+// (KIP-932) membership in share_*.go, classic groups (JoinGroup, SyncGroup,
+// Heartbeat, LeaveGroup) and their committed offsets in classic_*.go.
+// KIP-848 consumer groups will join them later. The rules are named in
+// docs/groups.md; tests cite them.
 //
 // It imports only the standard library and locktimer: no kmsg, no broker, no
 // storage. The broker translates requests into the plain types here and
@@ -19,6 +21,11 @@
 //     session timeouts on the locktimer clock), Describe, List and Delete
 //     serve ShareGroupDescribe, ListGroups and DeleteGroups.
 //   - The simple assignor (share_assignor.go) computes target assignments.
+//   - ClassicGroups owns every classic group and its committed offsets.
+//     Join and Sync return a channel that receives the answer once the
+//     round (or the leader's sync) completes, bounded by the round's
+//     rebalance timeout on the clock; session, rebalance, initial-delay and
+//     sync timeouts and offset retention all run on one locktimer.Service.
 //
 // Topic metadata reaches the package through a caller-supplied TopicResolver,
 // because storage is not importable here. Every partition the resolver

@@ -29,3 +29,34 @@ var (
 	// (INVALID_CONFIG).
 	ErrInvalidConfig = errors.New("invalid config")
 )
+
+// Sentinel errors of classic groups and committed offsets.
+var (
+	// ErrMemberIDRequired: JoinGroup v4+ with an empty member ID; the
+	// result carries the member ID to join with (MEMBER_ID_REQUIRED).
+	ErrMemberIDRequired = errors.New("member id required")
+	// ErrInvalidSessionTimeout: the session timeout is outside the broker's
+	// bounds (INVALID_SESSION_TIMEOUT).
+	ErrInvalidSessionTimeout = errors.New("invalid session timeout")
+	// ErrIllegalGeneration: the request's generation is not the group's
+	// (ILLEGAL_GENERATION).
+	ErrIllegalGeneration = errors.New("illegal generation")
+	// ErrRebalanceInProgress: the group is rebalancing; rejoin
+	// (REBALANCE_IN_PROGRESS).
+	ErrRebalanceInProgress = errors.New("rebalance in progress")
+	// ErrFencedInstanceID: the group instance ID now belongs to another
+	// member ID (FENCED_INSTANCE_ID).
+	ErrFencedInstanceID = errors.New("fenced instance id")
+	// ErrOffsetMetadataTooLarge: commit metadata longer than
+	// offset.metadata.max.bytes (OFFSET_METADATA_TOO_LARGE).
+	ErrOffsetMetadataTooLarge = errors.New("offset metadata too large")
+	// ErrUnknownTopicOrPartition: a commit or offset delete names a topic
+	// or partition that does not exist (UNKNOWN_TOPIC_OR_PARTITION).
+	ErrUnknownTopicOrPartition = errors.New("unknown topic or partition")
+	// ErrGroupSubscribedToTopic: OffsetDelete on a topic the group
+	// consumes (GROUP_SUBSCRIBED_TO_TOPIC).
+	ErrGroupSubscribedToTopic = errors.New("group subscribed to topic")
+	// ErrCoordinatorNotAvailable: the coordinator is shutting down
+	// (COORDINATOR_NOT_AVAILABLE).
+	ErrCoordinatorNotAvailable = errors.New("coordinator not available")
+)

@@ -1,0 +1,97 @@
+package broker
+
+// OffsetCommit (key 8), v0-v10.
+//
+//   - Checks and storage are the group package's (groups.md commit-checks,
+//     commit-simple, commit-stored): a member commits with its generation;
+//     generation -1 with no member ID is a "simple" commit, accepted for a
+//     group without members and creating it if needed.
+//   - A group-level error is answered on every partition. Per partition:
+//     UNKNOWN_TOPIC_OR_PARTITION, OFFSET_METADATA_TOO_LARGE.
+//   - v0 has no generation or member ID (a simple commit). v1 lets each
+//     partition carry its commit timestamp; v2-v4 a retention time that
+//     sets the offsets' expiry. v6+ stores the leader epoch (-1 before).
+//     v7+ carries the group instance ID.
+//   - v9+: a generation for a group that does not exist answers
+//     GROUP_ID_NOT_FOUND (before, ILLEGAL_GENERATION), as Kafka 4 does.
+//   - v10 names topics by ID; an unknown ID answers UNKNOWN_TOPIC_ID.
+//   - A share group's ID answers GROUP_ID_NOT_FOUND (one-kind).
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+func init() { register(8, 0, 10, handleOffsetCommit) }
+
+func handleOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.OffsetCommitRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+	now := b.clock.Now()
+	in := group.CommitInput{
+		GroupID:                req.Group,
+		MemberID:               req.MemberID,
+		InstanceID:             req.InstanceID,
+		Generation:             req.Generation,
+		UnknownGroupIsNotFound: req.Version >= 9,
+	}
+	if req.Version == 0 {
+		in.Generation, in.MemberID = -1, ""
+	}
+	// v10 names topics by ID; topicErr holds UNKNOWN_TOPIC_ID for the
+	// topics we cannot name, which the group never sees.
+	topicErr := make([]error, len(req.Topics))
+	for i, rt := range req.Topics {
+		name := rt.Topic
+		if req.Version >= 10 {
+			var ok bool
+			if name, ok = b.topicNameByID(rt.TopicID); !ok {
+				topicErr[i] = storage.ErrUnknownTopicID
+				continue
+			}
+		}
+		ct := group.CommitTopic{Topic: name}
+		for _, rp := range rt.Partitions {
+			cp := group.CommitPartition{Partition: rp.Partition, Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch, Metadata: rp.Metadata}
+			if req.Version < 6 {
+				cp.LeaderEpoch = -1
+			}
+			if req.Version == 1 && rp.Timestamp != -1 {
+				cp.CommitTime = time.UnixMilli(rp.Timestamp)
+			}
+			if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis != -1 {
+				cp.ExpireAt = now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond)
+			}
+			ct.Partitions = append(ct.Partitions, cp)
+		}
+		in.Topics = append(in.Topics, ct)
+	}
+	errs, groupErr := b.classicGroups.Commit(in)
+	next := 0 // index into in.Topics and errs
+	for i, rt := range req.Topics {
+		t := kmsg.NewOffsetCommitResponseTopic()
+		t.Topic, t.TopicID = rt.Topic, rt.TopicID
+		for j, rp := range rt.Partitions {
+			p := kmsg.NewOffsetCommitResponseTopicPartition()
+			p.Partition = rp.Partition
+			switch {
+			case topicErr[i] != nil:
+				p.ErrorCode = codeFor(topicErr[i])
+			case groupErr != nil:
+				p.ErrorCode = codeFor(groupErr)
+			default:
+				p.ErrorCode = codeFor(errs[next][j])
+			}
+			t.Partitions = append(t.Partitions, p)
+		}
+		if topicErr[i] == nil {
+			next++
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	return resp, nil
+}

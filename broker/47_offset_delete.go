@@ -1,0 +1,49 @@
+package broker
+
+// OffsetDelete (key 47), v0.
+//
+//   - Removes committed offsets of topics the group does not consume
+//     (groups.md offset-delete): a partition of a topic a member subscribes
+//     to answers GROUP_SUBSCRIBED_TO_TOPIC, a topic or partition that does
+//     not exist UNKNOWN_TOPIC_OR_PARTITION. A group without members may
+//     lose any offset.
+//   - Group errors: GROUP_ID_NOT_FOUND (also for a share group's ID),
+//     INVALID_GROUP_ID, NON_EMPTY_GROUP for a group with members whose
+//     protocol type is not "consumer" (its subscriptions cannot be read).
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/group"
+)
+
+func init() { register(47, 0, 0, handleOffsetDelete) }
+
+func handleOffsetDelete(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.OffsetDeleteRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	topics := make([]group.OffsetPartitions, 0, len(req.Topics))
+	for _, rt := range req.Topics {
+		op := group.OffsetPartitions{Topic: rt.Topic}
+		for _, p := range rt.Partitions {
+			op.Partitions = append(op.Partitions, p.Partition)
+		}
+		topics = append(topics, op)
+	}
+	errs, err := b.classicGroups.DeleteOffsets(req.Group, topics)
+	if err != nil {
+		resp.ErrorCode = codeFor(err)
+		return resp, nil
+	}
+	for i, rt := range req.Topics {
+		t := kmsg.NewOffsetDeleteResponseTopic()
+		t.Topic = rt.Topic
+		for j, p := range rt.Partitions {
+			tp := kmsg.NewOffsetDeleteResponseTopicPartition()
+			tp.Partition, tp.ErrorCode = p.Partition, codeFor(errs[i][j])
+			t.Partitions = append(t.Partitions, tp)
+		}
+		resp.Topics = append(resp.Topics, t)
+	}
+	return resp, nil
+}

@@ -1,0 +1,51 @@
+package broker
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/sharebroker/sharebroker/group"
+)
+
+// classicConfig builds the classic group coordinator's configuration from
+// the validated group.* and offsets.* properties.
+func classicConfig(props brokerProps) (group.ClassicConfig, error) {
+	ms := func(name string) time.Duration { return time.Duration(props.int64(name)) * time.Millisecond }
+	cfg := group.ClassicConfig{
+		MinSessionTimeout:      ms("group.min.session.timeout.ms"),
+		MaxSessionTimeout:      ms("group.max.session.timeout.ms"),
+		InitialRebalanceDelay:  ms("group.initial.rebalance.delay.ms"),
+		MaxSize:                props.int32("group.max.size"),
+		OffsetsRetention:       time.Duration(props.int64("offsets.retention.minutes")) * time.Minute,
+		RetentionCheckInterval: ms("offsets.retention.check.interval.ms"),
+		OffsetMetadataMaxBytes: props.int32("offset.metadata.max.bytes"),
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("classic group configuration: %w", err)
+	}
+	return cfg, nil
+}
+
+// awaitGroup waits for a JoinGroup or SyncGroup answer. The group package
+// answers every waiter by the end of its round (bounded by the rebalance
+// timeout on the broker clock) or when the member is removed; a broker that
+// begins to close stops the wait, and the connection is closed.
+func awaitGroup[T any](b *Broker, ch <-chan T) (T, error) {
+	select {
+	case v := <-ch:
+		return v, nil
+	case <-b.done:
+		var zero T
+		return zero, fmt.Errorf("%w: the broker is shutting down", group.ErrCoordinatorNotAvailable)
+	}
+}
+
+// topicNamesByID resolves topic IDs for the v10 offset APIs: ok is false
+// for an ID no topic has.
+func (b *Broker) topicNameByID(id [16]byte) (string, bool) {
+	t := b.store.TopicByID(id)
+	if t == nil {
+		return "", false
+	}
+	return t.Name, true
+}

@@ -1,0 +1,97 @@
+package group
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// ClassicDescription is one group in DescribeGroups (describe). When Err is
+// set (ErrGroupIDNotFound) the group is reported Dead with no members.
+type ClassicDescription struct {
+	GroupID      string
+	Err          error
+	State        ClassicState
+	ProtocolType string
+	Protocol     string
+	Members      []ClassicMemberDescription // in join order
+}
+
+// ClassicMemberDescription is one member in DescribeGroups. Metadata and
+// Assignment are set only in Stable and CompletingRebalance.
+type ClassicMemberDescription struct {
+	MemberID   string
+	InstanceID *string
+	ClientID   string
+	ClientHost string
+	Metadata   []byte
+	Assignment []byte
+}
+
+// Describe describes classic group id. An unknown ID, or one of another
+// group type, is Dead with ErrGroupIDNotFound.
+func (s *ClassicGroups) Describe(id string) ClassicDescription {
+	d := ClassicDescription{GroupID: id, State: ClassicDead}
+	err := s.withGroup(id, false, nil, func(g *classicGroup) error {
+		d.State, d.ProtocolType, d.Protocol = g.state, g.protocolType, g.protocol
+		withData := g.state == ClassicStable || g.state == ClassicCompletingRebalance
+		d.Members = make([]ClassicMemberDescription, 0, len(g.order))
+		for _, mid := range g.order {
+			m := g.members[mid]
+			md := ClassicMemberDescription{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}
+			if withData {
+				md.Metadata = slices.Clone(m.metadataFor(g.protocol))
+				md.Assignment = slices.Clone(m.assignment)
+			}
+			d.Members = append(d.Members, md)
+		}
+		return nil
+	})
+	if err != nil {
+		d.Err = fmt.Errorf("%w: group %s is not a classic group", ErrGroupIDNotFound, id)
+	}
+	return d
+}
+
+// ClassicListing is one classic group in ListGroups.
+type ClassicListing struct {
+	GroupID      string
+	ProtocolType string
+	State        ClassicState
+}
+
+// List returns every classic group, sorted by ID (list).
+func (s *ClassicGroups) List() []ClassicListing {
+	s.mu.Lock()
+	groups := slices.Collect(maps.Values(s.groups))
+	s.mu.Unlock()
+	out := make([]ClassicListing, 0, len(groups))
+	for _, g := range groups {
+		g.mu.Lock()
+		if g.state != ClassicDead {
+			out = append(out, ClassicListing{GroupID: g.id, ProtocolType: g.protocolType, State: g.state})
+		}
+		g.mu.Unlock()
+	}
+	slices.SortFunc(out, func(a, b ClassicListing) int { return strings.Compare(a.GroupID, b.GroupID) })
+	return out
+}
+
+// Delete removes a classic group without members, offsets included
+// (delete).
+func (s *ClassicGroups) Delete(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g := s.groups[id]
+	if g == nil {
+		return fmt.Errorf("%w: group %s is not a classic group", ErrGroupIDNotFound, id)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := len(g.members); n > 0 {
+		return fmt.Errorf("%w: group %s has %d members", ErrNonEmptyGroup, id, n)
+	}
+	s.removeLocked(g)
+	return nil
+}

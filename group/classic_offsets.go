@@ -1,0 +1,341 @@
+package group
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+)
+
+// offsetStore is one group's committed offsets, guarded by the group's mu.
+//
+// Transactional commits (TxnOffsetCommit, docs/transactions.md) will add a
+// second map here: pending commits by producer ID, moved into committed by
+// the commit marker and dropped by the abort marker. fetch-require-stable
+// then answers ErrUnstableOffsetCommit for a partition that has one; until
+// then no partition is ever unstable.
+type offsetStore struct {
+	committed map[offsetKey]committedOffset
+}
+
+type offsetKey struct {
+	topic     string
+	partition int32
+}
+
+// committedOffset is one partition's commit (commit-stored).
+type committedOffset struct {
+	offset      int64
+	leaderEpoch int32
+	metadata    string
+	commitTime  time.Time
+	// expireAt is an explicit expiry (OffsetCommit v2-v4 retention time);
+	// zero means the group's retention applies.
+	expireAt time.Time
+}
+
+// CommitInput is an OffsetCommit request in domain terms.
+type CommitInput struct {
+	GroupID    string
+	MemberID   string
+	InstanceID *string
+	// Generation is the member's generation, or -1 for a "simple" commit
+	// (commit-simple).
+	Generation int32
+	// UnknownGroupIsNotFound is set from OffsetCommit v9: a commit with a
+	// generation for a group that does not exist answers
+	// ErrGroupIDNotFound; earlier versions answer ErrIllegalGeneration.
+	UnknownGroupIsNotFound bool
+	Topics                 []CommitTopic
+}
+
+// CommitTopic is one topic of a commit.
+type CommitTopic struct {
+	Topic      string
+	Partitions []CommitPartition
+}
+
+// CommitPartition is one partition's offset to commit.
+type CommitPartition struct {
+	Partition   int32
+	Offset      int64
+	LeaderEpoch int32   // -1 when unknown
+	Metadata    *string // nil is stored as ""
+	// CommitTime is the commit's time; zero means now (OffsetCommit v1
+	// lets the client set it).
+	CommitTime time.Time
+	// ExpireAt, if set, expires the offset then (OffsetCommit v2-v4).
+	ExpireAt time.Time
+}
+
+// Commit handles OffsetCommit (commit-checks, commit-simple, commit-stored).
+// A group-level error applies to every partition; otherwise the result holds
+// one error (or nil) per partition, shaped like in.Topics.
+func (s *ClassicGroups) Commit(in CommitInput) ([][]error, error) {
+	if in.GroupID == "" {
+		return nil, fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
+	}
+	var errs [][]error
+	err := s.withOffsetGroup(in.GroupID, in.Generation < 0, func(g *classicGroup) error {
+		if err := g.validateCommitLocked(&in); err != nil {
+			return err
+		}
+		now := s.clock.Now()
+		errs = make([][]error, len(in.Topics))
+		for i, t := range in.Topics {
+			errs[i] = make([]error, len(t.Partitions))
+			info, known := s.resolve(t.Topic)
+			for j, p := range t.Partitions {
+				switch {
+				case !known || p.Partition < 0 || p.Partition >= info.Partitions:
+					errs[i][j] = fmt.Errorf("%w: %s-%d", ErrUnknownTopicOrPartition, t.Topic, p.Partition)
+					continue
+				case p.Metadata != nil && len(*p.Metadata) > int(s.cfg.OffsetMetadataMaxBytes):
+					errs[i][j] = fmt.Errorf("%w: %d bytes, more than offset.metadata.max.bytes (%d)",
+						ErrOffsetMetadataTooLarge, len(*p.Metadata), s.cfg.OffsetMetadataMaxBytes)
+					continue
+				}
+				c := committedOffset{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitTime: now, expireAt: p.ExpireAt}
+				if p.Metadata != nil {
+					c.metadata = *p.Metadata
+				}
+				if !p.CommitTime.IsZero() {
+					c.commitTime = p.CommitTime
+				}
+				if g.offsets.committed == nil {
+					g.offsets.committed = make(map[offsetKey]committedOffset)
+				}
+				g.offsets.committed[offsetKey{t.Topic, p.Partition}] = c
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, ErrGroupIDNotFound) && in.Generation >= 0 && !in.UnknownGroupIsNotFound {
+		err = fmt.Errorf("%w: group %s does not exist", ErrIllegalGeneration, in.GroupID)
+	}
+	return errs, err
+}
+
+// withOffsetGroup is withGroup for the offset APIs, which answer
+// ErrGroupIDNotFound for an ID of another group type (one-kind).
+func (s *ClassicGroups) withOffsetGroup(id string, create bool, fn func(g *classicGroup) error) error {
+	err := s.withGroup(id, create, nil, fn)
+	if errors.Is(err, ErrInconsistentGroupProtocol) {
+		err = fmt.Errorf("%w: group %s is not a classic group", ErrGroupIDNotFound, id)
+	}
+	return err
+}
+
+// validateCommitLocked is commit-checks and commit-simple.
+func (g *classicGroup) validateCommitLocked(in *CommitInput) error {
+	switch {
+	case in.Generation < 0 && g.state == ClassicEmpty:
+		return nil // a simple commit to a group without members
+	case in.Generation >= 0 || in.MemberID != "" || in.InstanceID != nil:
+		if err := g.validateMemberLocked(in.MemberID, in.InstanceID); err != nil {
+			return err
+		}
+		if in.Generation != g.generation {
+			return fmt.Errorf("%w: group %s is at generation %d, not %d", ErrIllegalGeneration, g.id, g.generation, in.Generation)
+		}
+	default:
+		return fmt.Errorf("%w: group %s has members; a commit without a member ID is refused", ErrUnknownMemberID, g.id)
+	}
+	if g.state == ClassicCompletingRebalance {
+		return fmt.Errorf("%w: group %s is completing a rebalance", ErrRebalanceInProgress, g.id)
+	}
+	return nil
+}
+
+// OffsetPartitions names partitions of one topic, for OffsetFetch and
+// OffsetDelete.
+type OffsetPartitions struct {
+	Topic      string
+	Partitions []int32
+}
+
+// FetchedTopic is one topic of an OffsetFetch answer.
+type FetchedTopic struct {
+	Topic      string
+	Partitions []FetchedOffset
+}
+
+// FetchedOffset is one partition's committed offset; -1 (and leader epoch
+// -1, metadata "") when it has none.
+type FetchedOffset struct {
+	Partition   int32
+	Offset      int64
+	LeaderEpoch int32
+	Metadata    string
+	// Err is a partition's own error: UNSTABLE_OFFSET_COMMIT once
+	// transactional commits exist (fetch-require-stable); nil today.
+	Err error
+}
+
+// Fetch handles OffsetFetch for one group (fetch): every requested
+// partition, -1 without a commit; nil topics means every committed
+// partition, sorted. A group that does not exist has no commits; an ID of
+// another group type is ErrGroupIDNotFound.
+func (s *ClassicGroups) Fetch(groupID string, topics []OffsetPartitions) ([]FetchedTopic, error) {
+	if groupID == "" {
+		return nil, fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
+	}
+	var committed map[offsetKey]committedOffset
+	err := s.withOffsetGroup(groupID, false, func(g *classicGroup) error {
+		committed = maps.Clone(g.offsets.committed)
+		return nil
+	})
+	if err != nil {
+		// Only a group that does not exist at all answers without error.
+		if t, ok := s.registry.TypeOf(groupID); ok && t != TypeClassic || !errors.Is(err, ErrGroupIDNotFound) {
+			return nil, err
+		}
+	}
+	fetched := func(k offsetKey) FetchedOffset {
+		c, ok := committed[k]
+		if !ok {
+			return FetchedOffset{Partition: k.partition, Offset: -1, LeaderEpoch: -1}
+		}
+		return FetchedOffset{Partition: k.partition, Offset: c.offset, LeaderEpoch: c.leaderEpoch, Metadata: c.metadata}
+	}
+	var out []FetchedTopic
+	if topics == nil {
+		keys := slices.SortedFunc(maps.Keys(committed), func(a, b offsetKey) int {
+			return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+		})
+		for _, k := range keys {
+			if len(out) == 0 || out[len(out)-1].Topic != k.topic {
+				out = append(out, FetchedTopic{Topic: k.topic})
+			}
+			last := &out[len(out)-1]
+			last.Partitions = append(last.Partitions, fetched(k))
+		}
+		return out, nil
+	}
+	out = make([]FetchedTopic, 0, len(topics))
+	for _, t := range topics {
+		ft := FetchedTopic{Topic: t.Topic, Partitions: make([]FetchedOffset, 0, len(t.Partitions))}
+		for _, p := range t.Partitions {
+			ft.Partitions = append(ft.Partitions, fetched(offsetKey{t.Topic, p}))
+		}
+		out = append(out, ft)
+	}
+	return out, nil
+}
+
+// DeleteOffsets handles OffsetDelete (offset-delete): the offsets of topics
+// the group does not consume are removed. The result holds one error (or
+// nil) per partition, shaped like topics; the error is the group's.
+func (s *ClassicGroups) DeleteOffsets(groupID string, topics []OffsetPartitions) ([][]error, error) {
+	if groupID == "" {
+		return nil, fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
+	}
+	var errs [][]error
+	err := s.withOffsetGroup(groupID, false, func(g *classicGroup) error {
+		if g.state != ClassicEmpty && g.protocolType != "consumer" {
+			return fmt.Errorf("%w: group %s has members and is not a consumer group", ErrNonEmptyGroup, groupID)
+		}
+		errs = make([][]error, len(topics))
+		for i, t := range topics {
+			errs[i] = make([]error, len(t.Partitions))
+			info, known := s.resolve(t.Topic)
+			// Without readable subscriptions every topic counts as
+			// consumed, as Kafka assumes.
+			consumed := g.state != ClassicEmpty && (g.subscribed == nil || g.subscribed[t.Topic])
+			for j, p := range t.Partitions {
+				switch {
+				case !known || p < 0 || p >= info.Partitions:
+					errs[i][j] = fmt.Errorf("%w: %s-%d", ErrUnknownTopicOrPartition, t.Topic, p)
+				case consumed:
+					errs[i][j] = fmt.Errorf("%w: group %s consumes %s", ErrGroupSubscribedToTopic, groupID, t.Topic)
+				default:
+					delete(g.offsets.committed, offsetKey{t.Topic, p})
+				}
+			}
+		}
+		return nil
+	})
+	return errs, err
+}
+
+// armRetentionLocked arms the offset retention check (retention) if it is
+// not armed; s.mu is held. The check runs every RetentionCheckInterval
+// while any classic group exists, so an idle broker has no timer for it.
+func (s *ClassicGroups) armRetentionLocked() {
+	if s.retentionArmed || s.closed {
+		return
+	}
+	s.retentionArmed = true
+	s.timers.Schedule(s.clock.Now().Add(s.cfg.RetentionCheckInterval), func() {
+		s.expireOffsets(s.clock.Now())
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.retentionArmed = false
+		if len(s.groups) > 0 {
+			s.armRetentionLocked()
+		}
+	})
+}
+
+// expireOffsets applies retention at now: the offsets of a group without
+// members expire offsets.retention.minutes after it became Empty, or after
+// their commit for a group that never had members (no protocol type), or
+// at their explicit expiry. A group left with neither members nor offsets
+// is removed.
+func (s *ClassicGroups) expireOffsets(now time.Time) {
+	s.mu.Lock()
+	groups := slices.Collect(maps.Values(s.groups))
+	s.mu.Unlock()
+	var drop []*classicGroup
+	for _, g := range groups {
+		g.mu.Lock()
+		if g.state == ClassicEmpty {
+			for k, c := range g.offsets.committed {
+				base := c.commitTime
+				if g.protocolType != "" {
+					base = g.stateSince
+				}
+				expires := base.Add(s.cfg.OffsetsRetention)
+				if !c.expireAt.IsZero() {
+					expires = c.expireAt
+				}
+				if !now.Before(expires) {
+					delete(g.offsets.committed, k)
+				}
+			}
+			if len(g.offsets.committed) == 0 && len(g.pending) == 0 {
+				drop = append(drop, g)
+			}
+		}
+		g.mu.Unlock()
+	}
+	for _, g := range drop {
+		s.removeIfEmpty(g)
+	}
+}
+
+// removeIfEmpty removes g if it still has no members, no handed-out member
+// IDs and no offsets.
+func (s *ClassicGroups) removeIfEmpty(g *classicGroup) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.state != ClassicEmpty || len(g.offsets.committed) > 0 || len(g.pending) > 0 || s.groups[g.id] != g {
+		return
+	}
+	s.removeLocked(g)
+}
+
+// removeLocked makes g Dead and forgets it; s.mu and g.mu are held.
+func (s *ClassicGroups) removeLocked(g *classicGroup) {
+	s.cancelRoundLocked(g)
+	for _, h := range g.pending {
+		s.timers.Cancel(h)
+	}
+	g.state = ClassicDead
+	delete(s.groups, g.id)
+	s.registry.Release(g.id, TypeClassic)
+}
