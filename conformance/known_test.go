@@ -60,9 +60,8 @@ var knownTable = []known{
 		rule: "§8 item 20: kfake deletes a share group when it has no members and no partition state"},
 	{scenario: "delete-groups", key: "list after leave", kafka: "[workers/share/share/Empty]", kfake: "[]", rule: "§8 item 20"},
 	{scenario: "delete-groups", key: "delete when empty", kafka: "NONE", kfake: "GROUP_ID_NOT_FOUND", rule: "§8 item 20"},
-	{scenario: "join-group-on-share-group", key: "join group", kafka: "INCONSISTENT_GROUP_PROTOCOL",
-		sharebroker: "connection closed", kfake: "GROUP_ID_NOT_FOUND",
-		rule: "§8 item 22; sharebroker gap: classic groups (JoinGroup, key 11) are not served yet, so the key is not advertised and the request closes the connection"},
+	{scenario: "join-group-on-share-group", key: "join group", kafka: "INCONSISTENT_GROUP_PROTOCOL", kfake: "GROUP_ID_NOT_FOUND",
+		rule: "§8 item 22: a classic JoinGroup on a share group's ID"},
 
 	// Raw ShareFetch and ShareAcknowledge.
 	{scenario: "fetch-max-records-0", key: "acquired", kafka: "[]", kfake: "[0-2@1]", rule: "§8 item 8: kfake reads MaxRecords <= 0 as 500"},
