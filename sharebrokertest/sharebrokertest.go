@@ -8,6 +8,13 @@
 //	window, _ := b.ShareGroup("g")
 //
 // The broker stops when the test ends.
+//
+// On the manual clock a fetch that finds nothing waits until records
+// arrive or the test advances the clock past its MaxWaitMs. Clients keep a
+// fetch waiting after each poll (kgo also queues share acknowledgements
+// behind it), so advance the clock a little to let a parked fetch answer,
+// and expect a record freed by a release or a lock expiry to go to a
+// client's parked fetch first.
 package sharebrokertest
 
 import (
