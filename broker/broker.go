@@ -44,6 +44,7 @@ type Broker struct {
 	shareSessions *shareSessions
 	shareParts    *shareParts
 	metrics       *metrics
+	faults        faults // armed by the test API (faults.go)
 
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener

@@ -52,7 +52,8 @@ type Config struct {
 	// a free port, which Broker.HTTPAddr reports.
 	HTTP string
 	// EnableTestAPI adds the test-control endpoints under /v1/test/ to the
-	// HTTP server (POST /v1/test/clock/advance). Without it they are 404.
+	// HTTP server (POST /v1/test/clock/advance, /v1/test/faults). Without
+	// them they are 404.
 	// Advancing needs a clock with an Advance method (OffsetClock,
 	// ManualClock).
 	EnableTestAPI bool
