@@ -44,6 +44,7 @@ type Broker struct {
 	shareSessions *shareSessions
 	shareParts    *shareParts
 	metrics       *metrics
+	faults        faults // armed by the test API (faults.go)
 
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
@@ -61,6 +62,7 @@ type Broker struct {
 
 // listener is one bound Kafka listener and the address it advertises.
 type listener struct {
+	name          string
 	ln            net.Listener
 	advertiseHost string
 	advertisePort int32
@@ -113,30 +115,37 @@ func New(cfg Config) (*Broker, error) {
 	return b, nil
 }
 
-// Start binds the listener and starts serving in the background.
+// Start binds every listener and starts serving in the background. If one
+// cannot bind, none serves.
 func (b *Broker) Start() error {
-	ln, err := net.Listen("tcp", b.cfg.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", b.cfg.Listen, err)
-	}
-	l, err := newListener(ln, b.cfg.Advertise)
-	if err != nil {
-		ln.Close()
-		return err
+	var ls []*listener
+	for _, lc := range b.cfg.Listeners {
+		ln, err := net.Listen("tcp", lc.Listen)
+		if err != nil {
+			for _, l := range ls {
+				l.ln.Close()
+			}
+			return fmt.Errorf("listener %s: listen on %s: %w", lc.Name, lc.Listen, err)
+		}
+		ls = append(ls, newListener(lc.Name, ln, lc.Advertise))
 	}
 	b.mu.Lock()
 	if b.closing {
 		b.mu.Unlock()
-		ln.Close()
+		for _, l := range ls {
+			l.ln.Close()
+		}
 		return net.ErrClosed
 	}
-	b.listeners = append(b.listeners, l)
+	b.listeners = append(b.listeners, ls...)
 	b.mu.Unlock()
 
-	b.log.Info("listening", "listener", "PLAINTEXT", "addr", ln.Addr().String(),
-		"advertised", net.JoinHostPort(l.advertiseHost, strconv.Itoa(int(l.advertisePort))))
-	b.acceptWG.Add(2)
-	go b.acceptLoop(l)
+	b.acceptWG.Add(len(ls) + 1)
+	for _, l := range ls {
+		b.log.Info("listening", "listener", l.name, "addr", l.ln.Addr().String(),
+			"advertised", net.JoinHostPort(l.advertiseHost, strconv.Itoa(int(l.advertisePort))))
+		go b.acceptLoop(l)
+	}
 	go b.retentionLoop()
 	if b.cfg.HTTP != "" {
 		return b.startHTTP() // on failure the caller's Close stops the rest
@@ -144,9 +153,9 @@ func (b *Broker) Start() error {
 	return nil
 }
 
-func newListener(ln net.Listener, advertise string) (*listener, error) {
+func newListener(name string, ln net.Listener, advertise string) *listener {
 	bound := ln.Addr().(*net.TCPAddr)
-	l := &listener{ln: ln, advertiseHost: "localhost", advertisePort: int32(bound.Port)}
+	l := &listener{name: name, ln: ln, advertiseHost: "localhost", advertisePort: int32(bound.Port)}
 	if !bound.IP.IsUnspecified() {
 		l.advertiseHost = bound.IP.String()
 	}
@@ -155,7 +164,20 @@ func newListener(ln net.Listener, advertise string) (*listener, error) {
 		n, _ := strconv.Atoi(port)
 		l.advertiseHost, l.advertisePort = host, int32(n)
 	}
-	return l, nil
+	return l
+}
+
+// ListenerAddr returns the address the listener named name (upper-cased,
+// as configured) is bound to, or nil before Start or for no such listener.
+func (b *Broker) ListenerAddr(name string) net.Addr {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.listeners {
+		if l.name == name {
+			return l.ln.Addr()
+		}
+	}
+	return nil
 }
 
 // Addr returns the address the first listener is bound to, or nil before

@@ -3,8 +3,8 @@ package broker
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
-	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -34,6 +34,12 @@ type Config struct {
 	// Advertise is the host:port clients are told to connect to. Empty
 	// means the listener's address, with "localhost" for an unspecified host.
 	Advertise string
+	// Listeners, when set, replaces Listen and Advertise with several named
+	// listeners, each advertising its own address (listeners.go). The Kafka
+	// properties listeners, advertised.listeners and
+	// listener.security.protocol.map in Props do the same; set one or the
+	// other.
+	Listeners []ListenerConfig
 	// NodeID is this broker's node ID in Metadata.
 	NodeID int32
 	// ClusterID is reported in Metadata and DescribeCluster.
@@ -52,7 +58,8 @@ type Config struct {
 	// a free port, which Broker.HTTPAddr reports.
 	HTTP string
 	// EnableTestAPI adds the test-control endpoints under /v1/test/ to the
-	// HTTP server (POST /v1/test/clock/advance). Without it they are 404.
+	// HTTP server (POST /v1/test/clock/advance, /v1/test/faults). Without it
+	// they are 404.
 	// Advancing needs a clock with an Advance method (OffsetClock,
 	// ManualClock).
 	EnableTestAPI bool
@@ -77,13 +84,13 @@ func (c Config) resolve() (*resolved, error) {
 		return nil, fmt.Errorf("listen address %q: %v", r.Listen, err)
 	}
 	if r.Advertise != "" {
-		host, port, err := net.SplitHostPort(r.Advertise)
-		if err != nil {
-			return nil, fmt.Errorf("advertised address %q: %v", r.Advertise, err)
+		if err := checkAdvertise(r.Advertise); err != nil {
+			return nil, fmt.Errorf("advertised address: %w", err)
 		}
-		if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 || host == "" {
-			return nil, fmt.Errorf("advertised address %q: want host:port with a port from 1 to 65535", r.Advertise)
-		}
+	}
+	otherProps, err := r.resolveListeners()
+	if err != nil {
+		return nil, err
 	}
 	if r.HTTP != "" {
 		if _, _, err := net.SplitHostPort(r.HTTP); err != nil {
@@ -109,7 +116,7 @@ func (c Config) resolve() (*resolved, error) {
 			r.Clock = locktimer.RealClock{}
 		}
 	}
-	props, err := newBrokerProps(c.Props)
+	props, err := newBrokerProps(otherProps)
 	if err != nil {
 		return nil, err
 	}
@@ -118,4 +125,47 @@ func (c Config) resolve() (*resolved, error) {
 		return nil, err
 	}
 	return r, nil
+}
+
+// resolveListeners fills r.Listeners from the listener properties or from
+// Listen and Advertise, checks them, and returns the other properties.
+func (r *resolved) resolveListeners() (map[string]string, error) {
+	props := maps.Clone(r.Props)
+	var given bool
+	var values [3]string
+	for i, name := range []string{propListeners, propAdvertisedListeners, propProtocolMap} {
+		if v, ok := props[name]; ok {
+			values[i], given = v, true
+			delete(props, name)
+		}
+	}
+	if len(r.Listeners) > 0 && given {
+		return nil, fmt.Errorf("listeners are set both in Config.Listeners and by the properties %s, %s and %s: set one", propListeners, propAdvertisedListeners, propProtocolMap)
+	}
+	if len(r.Listeners) == 0 {
+		ls, err := ParseListeners(values[0], values[1], values[2], r.Listen)
+		if err != nil {
+			return nil, err
+		}
+		if values[0] == "" && values[1] == "" {
+			ls[0].Advertise = r.Advertise
+		}
+		r.Listeners = ls
+	}
+	names := make(map[string]bool)
+	for _, l := range r.Listeners {
+		if l.Name == "" || names[l.Name] {
+			return nil, fmt.Errorf("listener name %q: empty or used twice", l.Name)
+		}
+		names[l.Name] = true
+		if _, _, err := net.SplitHostPort(l.Listen); err != nil {
+			return nil, fmt.Errorf("listener %s: listen address %q: %v", l.Name, l.Listen, err)
+		}
+		if l.Advertise != "" {
+			if err := checkAdvertise(l.Advertise); err != nil {
+				return nil, fmt.Errorf("listener %s: advertised address: %w", l.Name, err)
+			}
+		}
+	}
+	return props, nil
 }

@@ -133,7 +133,7 @@ func (c *conn) handleFrame(frame []byte) bool {
 			attrAPIVersion, h.APIVersion, attrClientID, h.ClientID, "err", err)
 		return false
 	}
-	resp, err := c.call(a, &request{conn: c, header: h, body: req})
+	resp, err := c.dispatch(a, &request{conn: c, header: h, body: req}) // faults.go, then call
 	c.b.metrics.request(h.APIKey, resp, err, start)
 	if errors.Is(err, errHandlerPanic) {
 		return false // call logged it, with the stack: one line per closed connection

@@ -22,6 +22,21 @@ const maxTestAPIBody = 64 << 10
 func (b *Broker) registerTestAPI(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/test/clock", b.serveClock)
 	mux.HandleFunc("POST /v1/test/clock/advance", b.serveClockAdvance)
+	mux.HandleFunc("GET /v1/test/faults", b.serveFaultsList)
+	mux.HandleFunc("POST /v1/test/faults", b.serveFaultsAdd)
+	mux.HandleFunc("DELETE /v1/test/faults", b.serveFaultsClear)
+}
+
+// decodeTestAPIBody decodes a JSON body into v, refusing unknown fields;
+// on failure it answers 400 naming the expected form and returns false.
+func decodeTestAPIBody(w http.ResponseWriter, r *http.Request, v any, example string) bool {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxTestAPIBody))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, "body: want %s: %v", example, err)
+		return false
+	}
+	return true
 }
 
 // ClockJSON is the broker clock's reading.
@@ -52,10 +67,7 @@ func (b *Broker) serveClockAdvance(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in AdvanceJSON
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxTestAPIBody))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&in); err != nil {
-		writeError(w, http.StatusBadRequest, "body: want {\"duration\":\"30s\"}: %v", err)
+	if !decodeTestAPIBody(w, r, &in, `{"duration":"30s"}`) {
 		return
 	}
 	d, err := time.ParseDuration(in.Duration)

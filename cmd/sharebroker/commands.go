@@ -24,13 +24,18 @@ const shutdownGrace = 10 * time.Second
 type serveFlags struct {
 	listen    string
 	advertise string
-	http      string
-	testAPI   bool
-	nodeID    int32
-	clusterID string
-	logLevel  string
-	logFormat string
-	configs   []string
+	// Kafka's listener properties, as flags; each wins over the --config
+	// of the same property.
+	listeners           string
+	advertisedListeners string
+	protocolMap         string
+	http                string
+	testAPI             bool
+	nodeID              int32
+	clusterID           string
+	logLevel            string
+	logFormat           string
+	configs             []string
 }
 
 func newRootCommand() *cobra.Command {
@@ -73,6 +78,9 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.listen, "listen", broker.DefaultListen, "Kafka listener address, HOST:PORT")
 	fs.StringVar(&f.advertise, "advertise", "", "address clients are told to connect to, HOST:PORT (default: the listen address, localhost for an unspecified host)")
+	fs.StringVar(&f.listeners, "listeners", "", "named Kafka listeners, NAME://HOST:PORT,... (Kafka's listeners); replaces --listen and --advertise")
+	fs.StringVar(&f.advertisedListeners, "advertised-listeners", "", "address each listener advertises, NAME://HOST:PORT,... (Kafka's advertised.listeners)")
+	fs.StringVar(&f.protocolMap, "listener-security-protocol-map", "", "NAME:PLAINTEXT,... for each listener name other than PLAINTEXT (Kafka's listener.security.protocol.map; only PLAINTEXT is supported)")
 	fs.StringVar(&f.http, "http", broker.DefaultHTTP, "HTTP address for /metrics, /healthz, /readyz and the /v1 inspection API, HOST:PORT; '' turns it off")
 	fs.BoolVar(&f.testAPI, "enable-test-api", false, "serve the test-control API under /v1/test/ (clock advance) on the HTTP listener; never in production")
 	fs.Int32Var(&f.nodeID, "node-id", 0, "node ID reported in Metadata")
@@ -116,6 +124,15 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 			return cfg, fmt.Errorf("--config %q: want KEY=VALUE", kv)
 		}
 		cfg.Props[key] = value
+	}
+	for prop, v := range map[string]string{
+		"listeners":                      f.listeners,
+		"advertised.listeners":           f.advertisedListeners,
+		"listener.security.protocol.map": f.protocolMap,
+	} {
+		if v != "" {
+			cfg.Props[prop] = v
+		}
 	}
 	return cfg, nil
 }

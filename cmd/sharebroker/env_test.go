@@ -62,6 +62,30 @@ func TestEnvironmentFillsUnsetFlags(t *testing.T) {
 	}
 }
 
+// Kafka's listener properties come as flags, as --config properties or as
+// variables of either kind; a flag wins over the property.
+func TestListenerFlagsAndVariables(t *testing.T) {
+	cfg, err := configFrom(t,
+		[]string{"--listeners", "HOST://0.0.0.0:9092,DOCKER://0.0.0.0:29092", "--config", "advertised.listeners=HOST://ignored:1"},
+		[]string{
+			"SHAREBROKER_ADVERTISED_LISTENERS=HOST://localhost:9092,DOCKER://broker:29092",
+			"SHAREBROKER_CONFIG_LISTENER_SECURITY_PROTOCOL_MAP=HOST:PLAINTEXT,DOCKER:PLAINTEXT",
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"listeners":                      "HOST://0.0.0.0:9092,DOCKER://0.0.0.0:29092",
+		"advertised.listeners":           "HOST://localhost:9092,DOCKER://broker:29092",
+		"listener.security.protocol.map": "HOST:PLAINTEXT,DOCKER:PLAINTEXT",
+	}
+	for k, v := range want {
+		if cfg.Props[k] != v {
+			t.Errorf("%s = %q, want %q", k, cfg.Props[k], v)
+		}
+	}
+}
+
 func TestEnvironmentBadValueNamesVariable(t *testing.T) {
 	_, err := configFrom(t, nil, []string{"SHAREBROKER_ENABLE_TEST_API=maybe"})
 	if err == nil || !strings.Contains(err.Error(), "SHAREBROKER_ENABLE_TEST_API") {

@@ -1,0 +1,179 @@
+package broker
+
+// Named listeners, as Kafka's listeners, advertised.listeners and
+// listener.security.protocol.map configure them:
+//
+//	listeners=HOST://0.0.0.0:9092,DOCKER://0.0.0.0:29092
+//	advertised.listeners=HOST://localhost:9092,DOCKER://broker:29092
+//	listener.security.protocol.map=HOST:PLAINTEXT,DOCKER:PLAINTEXT
+//
+// A client is told (Metadata, DescribeCluster, FindCoordinator) the
+// advertised address of the listener it connected to, so a client on the
+// host and one on a container network each reach the broker by a name that
+// resolves where it runs.
+//
+//   - Names are case-insensitive and upper-cased, as Kafka's ListenerName
+//     does; each name and each non-zero port appears once.
+//   - An empty host binds every interface (Kafka's "PLAINTEXT://:9092").
+//   - A listener without an advertised entry advertises its bound address,
+//     "localhost" for an unspecified host.
+//   - Only PLAINTEXT exists here: without a protocol map the only name
+//     allowed is PLAINTEXT; with one, every entry must map to PLAINTEXT and
+//     every listener must have an entry.
+//   - advertised.listeners without listeners advertises the one listener
+//     from Config.Listen, which is then named PLAINTEXT.
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// The Kafka properties that configure listeners. They are taken out of
+// Config.Props before the other properties are checked.
+const (
+	propListeners           = "listeners"
+	propAdvertisedListeners = "advertised.listeners"
+	propProtocolMap         = "listener.security.protocol.map"
+)
+
+// ListenerConfig is one named Kafka listener.
+type ListenerConfig struct {
+	// Name is the listener's name (PLAINTEXT, HOST, DOCKER).
+	Name string
+	// Listen is the address to bind, host:port; port 0 picks a free one.
+	Listen string
+	// Advertise is the host:port clients connecting to this listener are
+	// told. Empty means the bound address, "localhost" for an unspecified
+	// host.
+	Advertise string
+}
+
+// defaultListenerName names the listener of the simple --listen form.
+const defaultListenerName = "PLAINTEXT"
+
+// ParseListeners turns Kafka's three listener properties into listener
+// configs. listen is the address of the single listener used when
+// listeners is empty.
+func ParseListeners(listeners, advertised, protocolMap, listen string) ([]ListenerConfig, error) {
+	protocols, err := parseProtocolMap(protocolMap)
+	if err != nil {
+		return nil, err
+	}
+	var out []ListenerConfig
+	if strings.TrimSpace(listeners) == "" {
+		out = []ListenerConfig{{Name: defaultListenerName, Listen: listen}}
+	} else {
+		names := make(map[string]bool)
+		ports := make(map[string]string)
+		for _, entry := range strings.Split(listeners, ",") {
+			name, addr, err := parseListenerEntry(propListeners, entry)
+			if err != nil {
+				return nil, err
+			}
+			if names[name] {
+				return nil, fmt.Errorf("%s: listener %s appears twice", propListeners, name)
+			}
+			_, port, _ := net.SplitHostPort(addr)
+			if other, ok := ports[port]; ok && port != "0" {
+				return nil, fmt.Errorf("%s: listeners %s and %s both use port %s", propListeners, other, name, port)
+			}
+			names[name], ports[port] = true, name
+			out = append(out, ListenerConfig{Name: name, Listen: addr})
+		}
+	}
+	for _, l := range out {
+		switch p, ok := protocols[l.Name]; {
+		case protocols == nil && l.Name != defaultListenerName:
+			return nil, fmt.Errorf("listener %s: not a security protocol; name it in %s (only PLAINTEXT is supported)", l.Name, propProtocolMap)
+		case protocols != nil && !ok:
+			return nil, fmt.Errorf("listener %s: missing from %s", l.Name, propProtocolMap)
+		case ok && p != defaultListenerName:
+			return nil, fmt.Errorf("listener %s: security protocol %s is not supported, only PLAINTEXT", l.Name, p)
+		}
+	}
+	if strings.TrimSpace(advertised) == "" {
+		return out, nil
+	}
+	seen := make(map[string]bool)
+	for _, entry := range strings.Split(advertised, ",") {
+		name, addr, err := parseListenerEntry(propAdvertisedListeners, entry)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkAdvertise(addr); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", propAdvertisedListeners, name, err)
+		}
+		i := listenerIndex(out, name)
+		if i < 0 {
+			return nil, fmt.Errorf("%s: %s is not a listener in %s", propAdvertisedListeners, name, propListeners)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("%s: listener %s appears twice", propAdvertisedListeners, name)
+		}
+		seen[name] = true
+		out[i].Advertise = addr
+	}
+	return out, nil
+}
+
+func listenerIndex(ls []ListenerConfig, name string) int {
+	for i, l := range ls {
+		if l.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// parseListenerEntry splits "NAME://host:port".
+func parseListenerEntry(prop, entry string) (name, addr string, err error) {
+	entry = strings.TrimSpace(entry)
+	name, addr, ok := strings.Cut(entry, "://")
+	name = strings.ToUpper(strings.TrimSpace(name))
+	if !ok || name == "" {
+		return "", "", fmt.Errorf("%s: %q: want NAME://HOST:PORT", prop, entry)
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", fmt.Errorf("%s: %q: %v", prop, entry, err)
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && prop == propAdvertisedListeners) {
+		return "", "", fmt.Errorf("%s: %q: bad port %q", prop, entry, port)
+	}
+	return name, net.JoinHostPort(host, port), nil
+}
+
+// parseProtocolMap parses "NAME:PROTOCOL,..."; an empty map is nil.
+func parseProtocolMap(s string) (map[string]string, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	m := make(map[string]string)
+	for _, entry := range strings.Split(s, ",") {
+		name, proto, ok := strings.Cut(strings.TrimSpace(entry), ":")
+		name, proto = strings.ToUpper(strings.TrimSpace(name)), strings.ToUpper(strings.TrimSpace(proto))
+		if !ok || name == "" || proto == "" {
+			return nil, fmt.Errorf("%s: %q: want NAME:PROTOCOL", propProtocolMap, entry)
+		}
+		if proto != defaultListenerName {
+			return nil, fmt.Errorf("%s: %s maps to %s: only PLAINTEXT is supported", propProtocolMap, name, proto)
+		}
+		m[name] = proto
+	}
+	return m, nil
+}
+
+// checkAdvertise checks an advertised host:port: a host, and a port from 1
+// to 65535.
+func checkAdvertise(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 || host == "" {
+		return fmt.Errorf("%q: want host:port with a port from 1 to 65535", addr)
+	}
+	return nil
+}
