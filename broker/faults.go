@@ -435,7 +435,7 @@ func (b *Broker) serveFaultsAdd(w http.ResponseWriter, r *http.Request) {
 	}
 	b.faults.add(f)
 	b.log.Info("fault armed by test API", "fault_id", f.id, attrAPI, kmsg.NameForKey(f.apiKey), "count", f.remaining,
-		attrTopic, f.topic, "group", f.group, attrErrorCode, f.errorCode, "latency", f.latency, "drop", f.drop)
+		attrTopic, f.topic, attrGroup, f.group, attrErrorCode, f.errorCode, "latency", f.latency, "drop", f.drop)
 	writeJSON(w, http.StatusCreated, f.json())
 }
 

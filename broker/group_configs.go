@@ -87,7 +87,7 @@ func (b *Broker) alterGroupConfigs(groupID string, validateOnly bool,
 		return err
 	}
 	if !validateOnly {
-		b.log.Info("group configs altered", "group", groupID)
+		b.log.Info("group configs altered", attrGroup, groupID)
 	}
 	return nil
 }

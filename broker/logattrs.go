@@ -9,4 +9,5 @@ const (
 	attrTopic      = "topic"
 	attrPartition  = "partition"
 	attrErrorCode  = "error_code"
+	attrGroup      = "group"
 )

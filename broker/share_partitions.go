@@ -108,7 +108,7 @@ func (b *Broker) groupConfigChanged(groupID string) {
 	cfg := b.groupConfigs.Share(groupID)
 	for _, p := range b.shareParts.ofGroup(groupID) {
 		if err := p.sp.SetConfig(b.sharePartitionConfig(cfg, p)); err != nil {
-			b.log.Error("share partition refused a validated group config", "group", groupID, "err", err)
+			b.log.Error("share partition refused a validated group config", attrGroup, groupID, "err", err)
 		}
 	}
 }
