@@ -161,3 +161,17 @@ func (p *Partition) OpenTxnStart(producerID int64) int64 {
 	}
 	return -1
 }
+
+// PeekTransactional reads, without validating the batch, whether raw is a
+// transactional batch and from which producer and epoch; the broker checks
+// those with the transaction coordinator before Append validates the rest.
+func PeekTransactional(raw []byte) (producerID int64, epoch int16, ok bool) {
+	if len(raw) < batchHeaderBytes || int8(raw[offMagic]) != 2 {
+		return -1, -1, false
+	}
+	h := readBatchHeader(raw)
+	if !h.Transactional() || h.Control() {
+		return -1, -1, false
+	}
+	return h.ProducerID, h.ProducerEpoch, true
+}

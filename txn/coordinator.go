@@ -94,7 +94,7 @@ type Coordinator struct {
 	mu      sync.Mutex // guards the fields below
 	ids     map[string]*txnState
 	byPID   map[int64]*txnState // current producer ID of each ID
-	cleanup locktimer.Timer
+	cleanup locktimer.Timer     // armed while any ID exists, so an idle broker has no timer
 	closed  bool
 }
 
@@ -111,13 +111,10 @@ type txnState struct {
 	groups     map[string]struct{}
 }
 
-// New returns a coordinator and arms its periodic clean-up.
+// New returns a coordinator. Its periodic clean-up runs while it knows any
+// transactional ID.
 func New(cfg Config) *Coordinator {
-	c := &Coordinator{cfg: cfg, ids: make(map[string]*txnState), byPID: make(map[int64]*txnState)}
-	c.mu.Lock()
-	c.armCleanupLocked()
-	c.mu.Unlock()
-	return c
+	return &Coordinator{cfg: cfg, ids: make(map[string]*txnState), byPID: make(map[int64]*txnState)}
 }
 
 // Close stops the periodic clean-up.
@@ -131,12 +128,13 @@ func (c *Coordinator) Close() {
 }
 
 func (c *Coordinator) armCleanupLocked() {
-	if c.closed || c.cfg.CleanupInterval <= 0 {
+	if c.closed || c.cleanup != nil || c.cfg.CleanupInterval <= 0 || len(c.ids) == 0 {
 		return
 	}
 	c.cleanup = c.cfg.Clock.AfterFunc(c.cfg.CleanupInterval, func() {
 		c.AbortTimedOut()
 		c.mu.Lock()
+		c.cleanup = nil
 		c.armCleanupLocked()
 		c.mu.Unlock()
 	})
@@ -161,6 +159,7 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, producerI
 		t = &txnState{id: id, producerID: c.cfg.NewProducerID(), epoch: 0, state: Empty, timeout: timeout, updated: now}
 		c.ids[id] = t
 		c.byPID[t.producerID] = t
+		c.armCleanupLocked()
 		c.mu.Unlock()
 		return t.producerID, t.epoch, nil
 	}

@@ -206,4 +206,7 @@ func TestTimeoutAbortsWithEpochBump(t *testing.T) {
 	if _, err := f.c.Describe("t1"); !errors.Is(err, ErrTransactionalIDNotFound) {
 		t.Fatalf("after expiry: %v", err)
 	}
+	if n := f.clock.Pending(); n != 0 {
+		t.Fatalf("%d timers pending with no ID left", n)
+	}
 }
