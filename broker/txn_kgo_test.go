@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -10,9 +11,11 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // txnCreateTopics creates topics with partitions each.
@@ -226,5 +229,52 @@ func TestKgoGroupTransactSessionCopiesExactlyOnce(t *testing.T) {
 	}
 	if len(seen) != n+4 {
 		t.Errorf("read %d distinct values, want %d and 4 sentinels", len(seen), n)
+	}
+}
+
+// TestKgoTxnTimeoutFencesProducer (txn-timeout, fenced,
+// read-committed-fetch): a kgo transaction left open past its timeout is
+// aborted by the broker when the manual clock moves; its records stay
+// invisible to a read_committed kgo consumer, and the producer's EndTxn is
+// fenced.
+func TestKgoTxnTimeoutFencesProducer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	clock := locktimer.NewManualClock(time.Now())
+	_, addr := startBroker(t, broker.Config{Clock: clock})
+	txnCreateTopics(ctx, t, addr, 1, "kto")
+
+	p, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("kto"),
+		kgo.TransactionalID("kto-producer"), kgo.TransactionTimeout(15*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	if err := p.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := p.ProduceSync(ctx, kgo.StringRecord("aborted-"+strconv.Itoa(i))).FirstErr(); err != nil {
+			t.Fatalf("transactional produce: %v", err)
+		}
+	}
+	clock.Advance(20 * time.Second)
+	err = p.EndTransaction(ctx, kgo.TryCommit)
+	if !errors.Is(err, kerr.ProducerFenced) && !errors.Is(err, kerr.InvalidProducerEpoch) {
+		t.Fatalf("EndTransaction after the timeout: %v, want fenced", err)
+	}
+
+	plain, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DefaultProduceTopic("kto"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if err := plain.ProduceSync(ctx, kgo.StringRecord("after")).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	reader := newCommittedReader(t, addr, "kto")
+	reader.waitFor(ctx, t, "the record after the aborted transaction", func(seen map[string]int) bool { return seen["after"] > 0 })
+	if seen := reader.counts(); len(seen) != 1 {
+		t.Fatalf("read_committed saw %v, want only the record after the aborted transaction", seen)
 	}
 }
