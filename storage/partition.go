@@ -287,6 +287,9 @@ type BatchInfo struct {
 	ProducerID             int64
 	Control                bool // a transaction marker: commit or abort
 	Transactional          bool
+	// Aborted marks a data batch of a transaction whose ABORT marker is
+	// already in the log (share-read-committed).
+	Aborted bool
 }
 
 // Batches describes the stored batches from the one that holds offset, in
@@ -315,6 +318,7 @@ func (p *Partition) Batches(offset, endOffset int64, maxBytes int32) ([]BatchInf
 			ProducerID:    b.producerID,
 			Control:       b.attributes&attrControl != 0,
 			Transactional: b.attributes&attrTransactional != 0,
+			Aborted:       b.attributes&(attrTransactional|attrControl) == attrTransactional && p.abortedBatchLocked(b.producerID, b.baseOffset),
 		})
 	}
 	return out, offs, nil

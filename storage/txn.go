@@ -146,6 +146,17 @@ func (p *Partition) abortedLocked(from, to int64) []AbortedTxn {
 	return out
 }
 
+// abortedBatchLocked reports whether producerID's batch at offset belongs
+// to an aborted transaction.
+func (p *Partition) abortedBatchLocked(producerID, offset int64) bool {
+	for _, a := range p.aborted {
+		if a.ProducerID == producerID && a.FirstOffset <= offset && offset < a.LastOffset {
+			return true
+		}
+	}
+	return false
+}
+
 // pruneAbortedLocked forgets aborted transactions wholly below the log start.
 func (p *Partition) pruneAbortedLocked() {
 	p.aborted = slices.DeleteFunc(p.aborted, func(a AbortedTxn) bool { return a.LastOffset < p.logStart })

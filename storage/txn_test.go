@@ -53,6 +53,14 @@ func TestLastStableOffsetAndAbortedIndex(t *testing.T) {
 	if want := []AbortedTxn{{7, 2, 5}}; !slices.Equal(res.Aborted, want) {
 		t.Fatalf("aborted = %v, want %v", res.Aborted, want)
 	}
+	infos, _, _ := p.Batches(0, math.MaxInt64, math.MaxInt32)
+	var flags []bool
+	for _, b := range infos {
+		flags = append(flags, b.Aborted)
+	}
+	if want := []bool{false, true, false, false}; !slices.Equal(flags, want) {
+		t.Fatalf("Batches aborted flags = %v, want %v", flags, want)
+	}
 	if res, _ := p.ReadIsolated(6, math.MaxInt32, true, true); len(res.Aborted) != 0 {
 		t.Fatalf("aborted past the marker = %v", res.Aborted)
 	}
