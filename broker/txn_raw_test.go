@@ -222,3 +222,59 @@ func listLatest(c *rawConn, topic string, isolation int8) int64 {
 	req.Topics = append(req.Topics, rt)
 	return c.request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0].Offset
 }
+
+// TestTxnInspectionRaw: describe-transactions, list-transactions,
+// describe-producers.
+func TestTxnInspectionRaw(t *testing.T) {
+	clock := locktimer.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	_, addr := startBroker(t, broker.Config{Clock: clock})
+	c := dialRaw(t, addr)
+	c.createTopics("insp")
+	pid, epoch, ec := c.initTxn("i", 30_000)
+	code(t, "init", ec, nil)
+	idle, _, _ := c.initTxn("idle", 30_000)
+	code(t, "add", c.addPartition("i", pid, epoch, "insp", 0), nil)
+	code(t, "plain produce", c.produce("insp", 0, batchtest.Plain(1).Build()).ErrorCode, nil)
+	code(t, "produce", c.produce("insp", 0, batchtest.Transactional(pid, epoch, 0, 2).Build()).ErrorCode, nil)
+	clock.Advance(5 * time.Second)
+
+	dreq := kmsg.NewPtrDescribeTransactionsRequest()
+	dreq.TransactionalIDs = []string{"i", "nope"}
+	states := c.request(dreq).(*kmsg.DescribeTransactionsResponse).TransactionStates
+	s := states[0]
+	if s.ErrorCode != 0 || s.State != "Ongoing" || s.ProducerID != pid || s.TimeoutMillis != 30_000 ||
+		s.StartTimestamp != 1_700_000_000_000 || len(s.Topics) != 1 || s.Topics[0].Topic != "insp" || len(s.Topics[0].Partitions) != 1 {
+		t.Fatalf("describe: %+v", s)
+	}
+	code(t, "describe unknown", states[1].ErrorCode, kerr.TransactionalIDNotFound)
+
+	lreq := kmsg.NewPtrListTransactionsRequest()
+	lreq.SetVersion(1)
+	lreq.StateFilters = []string{"Ongoing", "Bogus"}
+	lreq.DurationFilterMillis = -1
+	lr := c.request(lreq).(*kmsg.ListTransactionsResponse)
+	if len(lr.TransactionStates) != 1 || lr.TransactionStates[0].TransactionalID != "i" || len(lr.UnknownStateFilters) != 1 {
+		t.Fatalf("list Ongoing: %+v", lr)
+	}
+	lreq.StateFilters, lreq.ProducerIDFilters = nil, []int64{idle}
+	if lr := c.request(lreq).(*kmsg.ListTransactionsResponse); len(lr.TransactionStates) != 1 || lr.TransactionStates[0].TransactionState != "Empty" {
+		t.Fatalf("list by producer ID: %+v", lr.TransactionStates)
+	}
+	lreq.ProducerIDFilters, lreq.DurationFilterMillis = nil, 10_000
+	if lr := c.request(lreq).(*kmsg.ListTransactionsResponse); len(lr.TransactionStates) != 1 || lr.TransactionStates[0].TransactionalID != "idle" {
+		t.Fatalf("list running over 10 s: %+v", lr.TransactionStates)
+	}
+
+	preq := kmsg.NewPtrDescribeProducersRequest()
+	pt := kmsg.NewDescribeProducersRequestTopic()
+	pt.Topic, pt.Partitions = "insp", []int32{0, 9}
+	preq.Topics = append(preq.Topics, pt)
+	parts := c.request(preq).(*kmsg.DescribeProducersResponse).Topics[0].Partitions
+	if len(parts[0].ActiveProducers) != 1 {
+		t.Fatalf("producers: %+v", parts[0])
+	}
+	if ap := parts[0].ActiveProducers[0]; ap.ProducerID != pid || ap.LastSequence != 1 || ap.CurrentTxnStartOffset != 1 {
+		t.Fatalf("producer: %+v", ap)
+	}
+	code(t, "unknown partition", parts[1].ErrorCode, kerr.UnknownTopicOrPartition)
+}

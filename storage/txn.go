@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"encoding/binary"
 	"hash/crc32"
 	"slices"
@@ -87,7 +88,7 @@ func (p *Partition) AppendMarker(m MarkerOptions) int64 {
 		if p.producers == nil {
 			p.producers = make(map[int64]*producerState)
 		}
-		p.producers[m.ProducerID] = &producerState{epoch: m.ProducerEpoch, lastSeq: -1}
+		p.producers[m.ProducerID] = &producerState{epoch: m.ProducerEpoch, lastSeq: -1, lastTimestampMs: -1}
 	}
 	waiters := p.takeWaitersLocked(true)
 	p.mu.Unlock()
@@ -162,17 +163,6 @@ func (p *Partition) pruneAbortedLocked() {
 	p.aborted = slices.DeleteFunc(p.aborted, func(a AbortedTxn) bool { return a.LastOffset < p.logStart })
 }
 
-// OpenTxnStart returns the first offset of producerID's open transaction
-// in this partition, or -1 (describe-producers).
-func (p *Partition) OpenTxnStart(producerID int64) int64 {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	if first, ok := p.openTxns[producerID]; ok {
-		return first
-	}
-	return -1
-}
-
 // PeekTransactional reads, without validating the batch, whether raw is a
 // transactional batch and from which producer and epoch; the broker checks
 // those with the transaction coordinator before Append validates the rest.
@@ -185,4 +175,31 @@ func PeekTransactional(raw []byte) (producerID int64, epoch int16, ok bool) {
 		return -1, -1, false
 	}
 	return h.ProducerID, h.ProducerEpoch, true
+}
+
+// ProducerInfo is one producer as DescribeProducers reports it.
+type ProducerInfo struct {
+	ProducerID      int64
+	Epoch           int16
+	LastSequence    int32
+	LastTimestampMs int64
+	// TxnStartOffset is the first offset of its open transaction, or -1.
+	TxnStartOffset int64
+}
+
+// Producers reports every producer this partition keeps state for, by
+// producer ID (describe-producers).
+func (p *Partition) Producers() []ProducerInfo {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]ProducerInfo, 0, len(p.producers))
+	for id, ps := range p.producers {
+		info := ProducerInfo{ProducerID: id, Epoch: ps.epoch, LastSequence: ps.lastSeq, LastTimestampMs: ps.lastTimestampMs, TxnStartOffset: -1}
+		if first, ok := p.openTxns[id]; ok {
+			info.TxnStartOffset = first
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b ProducerInfo) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+	return out
 }
