@@ -174,20 +174,34 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, producerI
 		return -1, -1, fmt.Errorf("%w: %s is producer %d epoch %d, not %d epoch %d", ErrProducerFenced, id, t.producerID, t.epoch, producerID, epoch)
 	}
 	t.timeout = timeout
-	c.bumpLocked(t)
 	t.updated = now
 	if t.state != Ongoing {
+		c.bumpLocked(t)
 		t.state = Empty
 		c.mu.Unlock()
 		return t.producerID, t.epoch, nil
 	}
-	comp := c.prepareLocked(t, false)
+	comp := c.fenceLocked(t)
+	pid, epoch := t.producerID, t.epoch
 	c.mu.Unlock()
 	c.complete(t, comp)
 	c.mu.Lock()
 	t.state = Empty
 	c.mu.Unlock()
-	return comp.ProducerID, comp.Epoch, nil
+	return pid, epoch, nil
+}
+
+// fenceLocked aborts t's ongoing transaction and raises its epoch. The
+// markers go to the producer ID the partitions know, at the raised epoch
+// so the old producer is fenced there too; when the epoch is exhausted they
+// keep the old epoch and t moves to a new producer ID.
+func (c *Coordinator) fenceLocked(t *txnState) Completion {
+	comp := c.prepareLocked(t, false)
+	if t.epoch < maxEpoch {
+		comp.Epoch = t.epoch + 1
+	}
+	c.bumpLocked(t)
+	return comp
 }
 
 // bumpLocked raises t's epoch, or moves it to a new producer ID at epoch 0
@@ -382,8 +396,7 @@ func (c *Coordinator) AbortTimedOut() {
 		switch t.state {
 		case Ongoing:
 			if now.Sub(t.started) > t.timeout {
-				c.bumpLocked(t)
-				aborts = append(aborts, abort{t, c.prepareLocked(t, false)})
+				aborts = append(aborts, abort{t, c.fenceLocked(t)})
 			}
 		case Empty, CompleteCommit, CompleteAbort:
 			if c.cfg.IDExpiration > 0 && now.Sub(t.updated) >= c.cfg.IDExpiration {

@@ -210,3 +210,24 @@ func TestTimeoutAbortsWithEpochBump(t *testing.T) {
 		t.Fatalf("%d timers pending with no ID left", n)
 	}
 }
+
+// epoch-exhausted with a transaction open: its ABORT markers go to the old
+// producer ID, which the partitions know.
+func TestEpochExhaustedAbortsUnderOldProducerID(t *testing.T) {
+	f := newFixture(t)
+	pid, _ := mustInit(t, f.c, "t1")
+	f.c.mu.Lock()
+	f.c.ids["t1"].epoch = maxEpoch
+	f.c.mu.Unlock()
+	if err := f.c.AddPartitions("t1", pid, maxEpoch, []TopicPartition{tp0}); err != nil {
+		t.Fatal(err)
+	}
+	pid2, epoch2 := mustInit(t, f.c, "t1")
+	done := f.completions()
+	if pid2 == pid || epoch2 != 0 {
+		t.Fatalf("after exhaustion: %d/%d, want a new ID at epoch 0", pid2, epoch2)
+	}
+	if len(done) != 1 || done[0].ProducerID != pid || done[0].Epoch != maxEpoch || done[0].Commit {
+		t.Fatalf("completions = %+v, want an abort for producer %d at epoch %d", done, pid, maxEpoch)
+	}
+}
