@@ -17,16 +17,22 @@ package broker
 //   - Idempotent producers (producer ID >= 0) get Kafka's sequence checks: a
 //     retried batch is answered with its original offset and stored once, a
 //     gap is OUT_OF_ORDER_SEQUENCE_NUMBER, an old epoch INVALID_PRODUCER_EPOCH.
+//   - A transactional batch must come from a transactional ID's current
+//     producer and epoch, to a partition added to its ongoing transaction
+//     (add-partitions): else INVALID_TXN_STATE, or INVALID_PRODUCER_EPOCH
+//     for an old epoch, as Kafka's partition leader answers (fenced).
 //   - LogAppendTime topics stamp the batch with the broker clock and return
 //     that time; CreateTime topics return -1.
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/txn"
 )
 
 func init() { register(0, 3, 13, handleProduce) }
@@ -68,6 +74,11 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
+				if err := b.checkTxnProduce(p, rp.Records); err != nil {
+					sp.ErrorCode = codeFor(err)
+					sp.ErrorMessage = errMessage(err)
+					break
+				}
 				res, err := p.Append(rp.Records, storage.AppendOptions{
 					MaxMessageBytes: settings.maxMessageBytes,
 					LogAppendTime:   settings.logAppendTime,
@@ -97,4 +108,20 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// checkTxnProduce checks a transactional batch with the coordinator. A
+// fenced epoch is answered INVALID_PRODUCER_EPOCH, the code Kafka's
+// partition leader gives (ProducerStateManager), which clients treat as
+// fenced.
+func (b *Broker) checkTxnProduce(p *storage.Partition, raw []byte) error {
+	pid, epoch, ok := storage.PeekTransactional(raw)
+	if !ok {
+		return nil
+	}
+	err := b.txns.CheckProduce(pid, epoch, txn.TopicPartition{Topic: p.Topic, Partition: p.Index})
+	if errors.Is(err, txn.ErrProducerFenced) {
+		return fmt.Errorf("%w: %w", storage.ErrInvalidProducerEpoch, err)
+	}
+	return err
 }

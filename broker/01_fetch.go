@@ -19,6 +19,9 @@ package broker
 //     a session ID gets FETCH_SESSION_ID_NOT_FOUND.
 //   - Topics are named up to v12 and identified by topic ID from v13.
 //   - CurrentLeaderEpoch (v9+) above our epoch 0 answers UNKNOWN_LEADER_EPOCH.
+//   - IsolationLevel 1 (read_committed) returns batches only below the last
+//     stable offset and lists the aborted transactions overlapping them
+//     (read-committed-fetch); LastStableOffset is always the LSO.
 
 import (
 	"math"
@@ -120,13 +123,18 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, maxBytes int32) (*kmsg.FetchR
 			default:
 				remaining := int64(maxBytes) - total
 				limit := int32(min(remaining, int64(rp.PartitionMaxBytes), math.MaxInt32))
-				res, err := p.Read(rp.FetchOffset, max(limit, 0), total == 0)
+				res, err := p.ReadIsolated(rp.FetchOffset, max(limit, 0), total == 0, req.IsolationLevel == readCommittedLevel)
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStable, res.LogStart
 				if err != nil {
 					sp.ErrorCode = codeFor(err)
 					break
 				}
 				sp.RecordBatches = res.Records
+				for _, a := range res.Aborted {
+					at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
+					at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
+					sp.AbortedTransactions = append(sp.AbortedTransactions, at)
+				}
 				total += int64(len(res.Records))
 			}
 			if sp.ErrorCode != 0 {

@@ -9,9 +9,9 @@ package broker
 //   - v2+: null topics means every partition the group committed; the
 //     group's error is also answered at the top (v2-v7). v0-v1 carry it on
 //     every partition.
-//   - v7+ RequireStable: no transactional commit is ever pending yet, so no
-//     partition is unstable (fetch-require-stable arrives with
-//     TxnOffsetCommit).
+//   - v7+ RequireStable: a partition with a pending transactional commit
+//     answers UNSTABLE_OFFSET_COMMIT, and the client retries
+//     (require-stable).
 //   - v8+ carries several groups, each answered with its own error; v9's
 //     member ID and epoch concern KIP-848 groups and are not checked for
 //     classic ones; v10 names topics by ID (UNKNOWN_TOPIC_ID for an ID no
@@ -37,7 +37,7 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 				topics = append(topics, group.OffsetPartitions{Topic: rt.Topic, Partitions: rt.Partitions})
 			}
 		}
-		fetched, err := b.classicGroups.Fetch(req.Group, topics)
+		fetched, err := b.classicGroups.FetchStable(req.Group, topics, req.Version >= 7 && req.RequireStable)
 		resp.ErrorCode = codeFor(err)
 		if err != nil {
 			if req.Version < 2 {
@@ -69,14 +69,14 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 		return resp, nil
 	}
 	for _, rg := range req.Groups {
-		resp.Groups = append(resp.Groups, b.fetchGroupOffsets(req.Version, rg))
+		resp.Groups = append(resp.Groups, b.fetchGroupOffsets(req.Version, req.RequireStable, rg))
 	}
 	return resp, nil
 }
 
 // fetchGroupOffsets answers one group of OffsetFetch v8+, its topics in
 // request order.
-func (b *Broker) fetchGroupOffsets(version int16, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+func (b *Broker) fetchGroupOffsets(version int16, requireStable bool, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
 	g := kmsg.NewOffsetFetchResponseGroup()
 	g.Group = rg.Group
 	var topics []group.OffsetPartitions
@@ -93,7 +93,7 @@ func (b *Broker) fetchGroupOffsets(version int16, rg kmsg.OffsetFetchRequestGrou
 			}
 		}
 	}
-	fetched, err := b.classicGroups.Fetch(rg.Group, topics)
+	fetched, err := b.classicGroups.FetchStable(rg.Group, topics, requireStable)
 	if err != nil {
 		g.ErrorCode = codeFor(err)
 		return g

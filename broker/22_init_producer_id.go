@@ -1,6 +1,6 @@
 package broker
 
-// InitProducerId (key 22), v0-v5, for idempotent producers.
+// InitProducerId (key 22), v0-v5.
 //
 //   - Without a transactional ID every request gets a fresh producer ID at
 //     epoch 0, even one that sends its current ID and epoch (v3+): Kafka's
@@ -8,12 +8,18 @@ package broker
 //     idempotent producer bumps its epoch itself (KIP-360) and only asks
 //     for a new ID when it must start over. A client under test thus sees
 //     the same IDs and epochs it would see against Kafka.
-//   - A transactional ID is answered with COORDINATOR_NOT_AVAILABLE until the
-//     transaction coordinator exists, so no client believes it holds a
-//     transaction we cannot complete.
+//   - With a transactional ID the transaction coordinator answers
+//     (docs/transactions.md): the ID's producer ID with a new epoch, an open
+//     transaction aborted first (init-transactional); a timeout above
+//     transaction.max.timeout.ms is INVALID_TRANSACTION_TIMEOUT
+//     (init-timeout); a transaction completing is CONCURRENT_TRANSACTIONS
+//     (init-concurrent); an exhausted epoch moves to a new producer ID
+//     (epoch-exhausted). v3+ naming a producer ID and epoch that are not
+//     the current ones is PRODUCER_FENCED (v4+) or INVALID_PRODUCER_EPOCH.
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
+	"time"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -23,8 +29,14 @@ func handleInitProducerID(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.InitProducerIDRequest)
 	resp := kmsg.NewPtrInitProducerIDResponse()
 	if req.TransactionalID != nil {
-		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
-		resp.ProducerID, resp.ProducerEpoch = -1, -1
+		producerID, epoch := int64(-1), int16(-1)
+		if req.Version >= 3 {
+			producerID, epoch = req.ProducerID, req.ProducerEpoch
+		}
+		timeout := time.Duration(req.TransactionTimeoutMillis) * time.Millisecond
+		pid, e, err := b.txns.InitProducerID(*req.TransactionalID, timeout, producerID, epoch)
+		resp.ProducerID, resp.ProducerEpoch = pid, e
+		resp.ErrorCode = txnCode(err, req.Version, 4)
 		return resp, nil
 	}
 	resp.ProducerID = b.producerIDs.Add(1) - 1

@@ -35,6 +35,9 @@ package broker
 //     has records, an error, an acknowledgement result, or was added since
 //     the last answer; a full answer (epoch 0) lists every one.
 //   - AcquisitionLockTimeoutMs is the group's share.record.lock.duration.ms.
+//   - With share.isolation.level=read_committed records are acquired only
+//     below the last stable offset, and batches of aborted transactions
+//     are archived as they are acquired (share-read-committed).
 
 import (
 	"fmt"
@@ -43,6 +46,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
 )
@@ -256,7 +260,13 @@ func (b *Broker) acquireOnce(req *kmsg.ShareFetchRequest, groupID, member string
 			continue
 		}
 		next := p.sp.NextFetchOffset()
-		stored, _, err := log.Batches(next, math.MaxInt64, int32(min(bytesLeft, math.MaxInt32)))
+		// share-read-committed: acquire only below the last stable offset;
+		// aborted transactions' batches are marked for archiving.
+		end := int64(math.MaxInt64)
+		if b.groupConfigs.Share(groupID).IsolationLevel == group.ReadCommitted {
+			end = log.Offsets().LastStable
+		}
+		stored, _, err := log.Batches(next, end, int32(min(bytesLeft, math.MaxInt32)))
 		if err != nil {
 			// The log moved under us (retention between the two reads):
 			// nothing to acquire this pass.
@@ -267,7 +277,7 @@ func (b *Broker) acquireOnce(req *kmsg.ShareFetchRequest, groupID, member string
 		}
 		batches := make([]sharepartition.LogBatch, len(stored))
 		for i, s := range stored {
-			batches[i] = sharepartition.LogBatch{BaseOffset: s.BaseOffset, LastOffset: s.LastOffset, Control: s.Control}
+			batches[i] = sharepartition.LogBatch{BaseOffset: s.BaseOffset, LastOffset: s.LastOffset, Control: s.Control, Aborted: s.Aborted}
 		}
 		ranges, err := p.sp.Acquire(sharepartition.AcquireRequest{
 			Member:      member,

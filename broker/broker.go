@@ -22,6 +22,7 @@ import (
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/txn"
 )
 
 // Broker is one running Kafka node. Create it with New, start it with Start,
@@ -32,8 +33,10 @@ type Broker struct {
 	clock locktimer.Clock
 	store *storage.Store
 
-	// producerIDs hands out idempotent producer IDs.
+	// producerIDs hands out idempotent and transactional producer IDs.
 	producerIDs atomic.Int64
+	// txns is the transaction coordinator (txn_markers.go).
+	txns *txn.Coordinator
 
 	// Groups: the registry says which kind of group owns an ID; group
 	// configs (resource type GROUP) exist whether or not the group does.
@@ -112,6 +115,7 @@ func New(cfg Config) (*Broker, error) {
 		b.metrics.fireDelay.Observe(late.Seconds())
 	})
 	b.metrics = newMetrics(b, r.Registry)
+	b.txns = b.newTxnCoordinator()
 	return b, nil
 }
 
@@ -281,6 +285,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	}
 	b.shareGroups.Close()
 	b.classicGroups.Close()
+	b.txns.Close()
 	b.shareParts.timers.Close()
 	b.log.Info("stopped")
 	return nil

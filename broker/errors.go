@@ -8,6 +8,7 @@ import (
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/txn"
 )
 
 // codeFor is the only place a Go error becomes a Kafka error code. Domain
@@ -92,6 +93,22 @@ func codeFor(err error) int16 {
 		return kerr.GroupSubscribedToTopic.Code
 	case errors.Is(err, group.ErrCoordinatorNotAvailable):
 		return kerr.CoordinatorNotAvailable.Code
+	case errors.Is(err, group.ErrUnstableOffsetCommit):
+		return kerr.UnstableOffsetCommit.Code
+	case errors.Is(err, txn.ErrInvalidTimeout):
+		return kerr.InvalidTransactionTimeout.Code
+	case errors.Is(err, txn.ErrConcurrentTransactions):
+		return kerr.ConcurrentTransactions.Code
+	case errors.Is(err, txn.ErrProducerFenced):
+		return kerr.ProducerFenced.Code
+	case errors.Is(err, txn.ErrInvalidProducerIDMapping):
+		return kerr.InvalidProducerIDMapping.Code
+	case errors.Is(err, txn.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
+	case errors.Is(err, txn.ErrTransactionalIDNotFound):
+		return kerr.TransactionalIDNotFound.Code
+	case errors.Is(err, txn.ErrCoordinatorClosed):
+		return kerr.CoordinatorNotAvailable.Code
 	case errors.Is(err, errInvalidRequest):
 		return kerr.InvalidRequest.Code
 	case errors.Is(err, errInvalidReplicationFactor):
@@ -112,6 +129,16 @@ var (
 	errInvalidReplicaAssignment = errors.New("invalid replica assignment")
 	errMismatchedEndpointType   = errors.New("mismatched endpoint type")
 )
+
+// txnCode is codeFor for the transactional APIs: before the version that
+// knows PRODUCER_FENCED (KIP-588), a fenced producer is told
+// INVALID_PRODUCER_EPOCH.
+func txnCode(err error, version, fencedFrom int16) int16 {
+	if version < fencedFrom && errors.Is(err, txn.ErrProducerFenced) {
+		return kerr.InvalidProducerEpoch.Code
+	}
+	return codeFor(err)
+}
 
 // errMessage returns a response's ErrorMessage for err: nil for success.
 func errMessage(err error) *string {

@@ -10,6 +10,7 @@ import (
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/txn"
 )
 
 // TestCodeFor covers every sentinel codeFor maps, each wrapped as the
@@ -41,6 +42,14 @@ func TestCodeFor(t *testing.T) {
 		{errShareSessionNotFound, kerr.ShareSessionNotFound},
 		{errInvalidShareSessionEpoch, kerr.InvalidShareSessionEpoch},
 		{errShareSessionLimit, kerr.ShareSessionLimitReached},
+		{group.ErrUnstableOffsetCommit, kerr.UnstableOffsetCommit},
+		{txn.ErrInvalidTimeout, kerr.InvalidTransactionTimeout},
+		{txn.ErrConcurrentTransactions, kerr.ConcurrentTransactions},
+		{txn.ErrProducerFenced, kerr.ProducerFenced},
+		{txn.ErrInvalidProducerIDMapping, kerr.InvalidProducerIDMapping},
+		{txn.ErrInvalidTxnState, kerr.InvalidTxnState},
+		{txn.ErrTransactionalIDNotFound, kerr.TransactionalIDNotFound},
+		{txn.ErrCoordinatorClosed, kerr.CoordinatorNotAvailable},
 		{group.ErrInvalidRequest, kerr.InvalidRequest},
 		{group.ErrInvalidGroupID, kerr.InvalidGroupID},
 		{group.ErrGroupIDNotFound, kerr.GroupIDNotFound},

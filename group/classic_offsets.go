@@ -11,13 +11,14 @@ import (
 
 // offsetStore is one group's committed offsets, guarded by the group's mu.
 //
-// Transactional commits (TxnOffsetCommit, docs/transactions.md) will add a
-// second map here: pending commits by producer ID, moved into committed by
-// the commit marker and dropped by the abort marker. fetch-require-stable
-// then answers ErrUnstableOffsetCommit for a partition that has one; until
-// then no partition is ever unstable.
+// Transactional commits (TxnOffsetCommit, docs/transactions.md) wait in
+// pending, by producer ID, until the transaction ends: CompleteTxn moves
+// them into committed on commit and drops them on abort. require-stable
+// answers ErrUnstableOffsetCommit for a partition that has one
+// (txn_offsets.go).
 type offsetStore struct {
 	committed map[offsetKey]committedOffset
+	pending   map[int64]map[offsetKey]committedOffset
 }
 
 type offsetKey struct {
@@ -169,8 +170,9 @@ type FetchedOffset struct {
 	Offset      int64
 	LeaderEpoch int32
 	Metadata    string
-	// Err is a partition's own error: UNSTABLE_OFFSET_COMMIT once
-	// transactional commits exist (fetch-require-stable); nil today.
+	// Err is a partition's own error: ErrUnstableOffsetCommit when the
+	// fetch requires stable offsets and a transactional commit of the
+	// partition is pending (require-stable).
 	Err error
 }
 
@@ -179,12 +181,26 @@ type FetchedOffset struct {
 // partition, sorted. A group that does not exist has no commits; an ID of
 // another group type is ErrGroupIDNotFound.
 func (s *ClassicGroups) Fetch(groupID string, topics []OffsetPartitions) ([]FetchedTopic, error) {
+	return s.FetchStable(groupID, topics, false)
+}
+
+// FetchStable is Fetch; with requireStable, a partition with a pending
+// transactional commit carries ErrUnstableOffsetCommit (require-stable).
+func (s *ClassicGroups) FetchStable(groupID string, topics []OffsetPartitions, requireStable bool) ([]FetchedTopic, error) {
 	if groupID == "" {
 		return nil, fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
 	}
 	var committed map[offsetKey]committedOffset
+	unstable := make(map[offsetKey]bool)
 	err := s.withOffsetGroup(groupID, false, func(g *classicGroup) error {
 		committed = maps.Clone(g.offsets.committed)
+		if requireStable {
+			for _, m := range g.offsets.pending {
+				for k := range m {
+					unstable[k] = true
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -194,6 +210,10 @@ func (s *ClassicGroups) Fetch(groupID string, topics []OffsetPartitions) ([]Fetc
 		}
 	}
 	fetched := func(k offsetKey) FetchedOffset {
+		if unstable[k] {
+			return FetchedOffset{Partition: k.partition, Offset: -1, LeaderEpoch: -1,
+				Err: fmt.Errorf("%w: %s-%d has a pending transactional commit", ErrUnstableOffsetCommit, k.topic, k.partition)}
+		}
 		c, ok := committed[k]
 		if !ok {
 			return FetchedOffset{Partition: k.partition, Offset: -1, LeaderEpoch: -1}
@@ -305,7 +325,7 @@ func (s *ClassicGroups) expireOffsets(now time.Time) {
 					delete(g.offsets.committed, k)
 				}
 			}
-			if len(g.offsets.committed) == 0 && len(g.pending) == 0 {
+			if len(g.offsets.committed) == 0 && len(g.offsets.pending) == 0 && len(g.pending) == 0 {
 				drop = append(drop, g)
 			}
 		}
@@ -323,7 +343,7 @@ func (s *ClassicGroups) removeIfEmpty(g *classicGroup) {
 	defer s.mu.Unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.state != ClassicEmpty || len(g.offsets.committed) > 0 || len(g.pending) > 0 || s.groups[g.id] != g {
+	if g.state != ClassicEmpty || len(g.offsets.committed) > 0 || len(g.offsets.pending) > 0 || len(g.pending) > 0 || s.groups[g.id] != g {
 		return
 	}
 	s.removeLocked(g)

@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sort"
 	"sync"
 )
@@ -54,6 +55,11 @@ type Partition struct {
 	bytes      int64 // bytes held by batches
 	producers  map[int64]*producerState
 	waiters    map[chan<- struct{}]struct{}
+	// openTxns maps a producer ID to the first offset of its open
+	// transaction here; aborted indexes aborted transactions by marker
+	// offset (txn.go).
+	openTxns map[int64]int64
+	aborted  []AbortedTxn
 }
 
 func newPartition(topic string, index int32) *Partition {
@@ -64,8 +70,8 @@ func newPartition(topic string, index int32) *Partition {
 type Offsets struct {
 	LogStart      int64
 	HighWatermark int64
-	// LastStable is the last stable offset: the high watermark until
-	// transactions are tracked.
+	// LastStable is the last stable offset: the first offset of the
+	// oldest open transaction, else the high watermark (lso).
 	LastStable int64
 }
 
@@ -77,7 +83,7 @@ func (p *Partition) Offsets() Offsets {
 }
 
 func (p *Partition) offsetsLocked() Offsets {
-	return Offsets{LogStart: p.logStart, HighWatermark: p.nextOffset, LastStable: p.nextOffset}
+	return Offsets{LogStart: p.logStart, HighWatermark: p.nextOffset, LastStable: p.lastStableLocked()}
 }
 
 // AppendResult says where a produced batch landed.
@@ -152,6 +158,7 @@ func (p *Partition) appendLocked(raw []byte, h *BatchHeader, opts AppendOptions)
 		res.LogAppendTime = opts.NowMs
 	}
 	p.publishLocked(stored, h, base, maxTs)
+	p.openTxnLocked(h, base)
 	if h.ProducerID >= 0 {
 		p.recordSequenceLocked(h, base, res.LogAppendTime)
 	}
@@ -199,6 +206,9 @@ type ReadResult struct {
 	// batch that contains the requested offset. It may alias the log:
 	// callers must not modify it.
 	Records []byte
+	// Aborted lists, for a read_committed read, the aborted transactions
+	// that overlap Records (read-committed-fetch).
+	Aborted []AbortedTxn
 }
 
 // Read returns stored batches starting with the one that holds offset, up
@@ -213,20 +223,34 @@ type ReadResult struct {
 // MinBytes wait larger than that rest would never be met by the data
 // already there.
 func (p *Partition) Read(offset int64, maxBytes int32, includeOne bool) (ReadResult, error) {
+	return p.ReadIsolated(offset, maxBytes, includeOne, false)
+}
+
+// ReadIsolated is Read, and with readCommitted it returns only batches
+// below the last stable offset, listing the aborted transactions that
+// overlap them (read-committed-fetch).
+func (p *Partition) ReadIsolated(offset int64, maxBytes int32, includeOne, readCommitted bool) (ReadResult, error) {
 	p.mu.RLock()
 	res := ReadResult{Offsets: p.offsetsLocked()}
 	if offset < p.logStart || offset > p.nextOffset {
 		p.mu.RUnlock()
 		return res, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, p.logStart, p.nextOffset)
 	}
+	end := int64(math.MaxInt64)
+	if readCommitted {
+		end = res.LastStable
+	}
 	i := p.batchIndexLocked(offset)
-	if i >= len(p.batches) || (int64(p.batches[i].size) > int64(maxBytes) && !includeOne) {
+	if i >= len(p.batches) || p.batches[i].baseOffset >= end || (int64(p.batches[i].size) > int64(maxBytes) && !includeOne) {
 		p.mu.RUnlock()
 		return res, nil
 	}
 	j, size := i+1, int64(p.batches[i].size)
-	for ; j < len(p.batches) && size+int64(p.batches[j].size) <= int64(maxBytes); j++ {
+	for ; j < len(p.batches) && p.batches[j].baseOffset < end && size+int64(p.batches[j].size) <= int64(maxBytes); j++ {
 		size += int64(p.batches[j].size)
+	}
+	if readCommitted {
+		res.Aborted = p.abortedLocked(offset, p.batches[j-1].lastOffset)
 	}
 	res.Records = p.spanRUnlock(i, j, size)
 	return res, nil
@@ -263,6 +287,9 @@ type BatchInfo struct {
 	ProducerID             int64
 	Control                bool // a transaction marker: commit or abort
 	Transactional          bool
+	// Aborted marks a data batch of a transaction whose ABORT marker is
+	// already in the log (share-read-committed).
+	Aborted bool
 }
 
 // Batches describes the stored batches from the one that holds offset, in
@@ -291,6 +318,7 @@ func (p *Partition) Batches(offset, endOffset int64, maxBytes int32) ([]BatchInf
 			ProducerID:    b.producerID,
 			Control:       b.attributes&attrControl != 0,
 			Transactional: b.attributes&attrTransactional != 0,
+			Aborted:       b.attributes&(attrTransactional|attrControl) == attrTransactional && p.abortedBatchLocked(b.producerID, b.baseOffset),
 		})
 	}
 	return out, offs, nil
@@ -351,6 +379,7 @@ func (p *Partition) advanceLogStartLocked(offset int64) {
 		return
 	}
 	p.logStart = offset
+	p.pruneAbortedLocked()
 	drop := p.batchIndexLocked(offset)
 	for _, b := range p.batches[:drop] {
 		p.bytes -= int64(b.size)

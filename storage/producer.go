@@ -11,9 +11,11 @@ const dedupWindow = 5
 type producerState struct {
 	epoch   int16
 	lastSeq int32 // sequence of the last record appended; -1 before any
-	recent  [dedupWindow]appendedBatch
-	nRecent int // how many entries of recent are valid
-	next    int // where the next entry goes (ring)
+	// lastTimestampMs is the max timestamp of its last batch; -1 before any.
+	lastTimestampMs int64
+	recent          [dedupWindow]appendedBatch
+	nRecent         int // how many entries of recent are valid
+	next            int // where the next entry goes (ring)
 }
 
 type appendedBatch struct {
@@ -73,6 +75,7 @@ func (p *Partition) recordSequenceLocked(h *BatchHeader, baseOffset, appendTimeM
 		p.producers[h.ProducerID] = ps
 	}
 	ps.lastSeq = h.LastSequence()
+	ps.lastTimestampMs = h.MaxTimestamp
 	ps.recent[ps.next] = appendedBatch{firstSeq: h.BaseSequence, lastSeq: ps.lastSeq, baseOffset: baseOffset, appendTimeMs: appendTimeMs}
 	ps.next = (ps.next + 1) % dedupWindow
 	ps.nRecent = min(ps.nRecent+1, dedupWindow)

@@ -24,6 +24,8 @@ type Spec struct {
 	ProducerID    int64 // -1 for a producer without idempotence
 	ProducerEpoch int16
 	BaseSequence  int32
+	// Transactional sets the transactional attribute bit.
+	Transactional bool
 
 	// Codec is the compression attribute (1 gzip, 2 snappy, 3 lz4, 4 zstd);
 	// Compress must then turn the encoded records into that codec's bytes.
@@ -42,6 +44,14 @@ func Plain(n int) Spec {
 func Idempotent(id int64, epoch int16, seq int32, n int) Spec {
 	s := Plain(n)
 	s.ProducerID, s.ProducerEpoch, s.BaseSequence = id, epoch, seq
+	return s
+}
+
+// Transactional is n records from transactional producer id at epoch,
+// starting at sequence seq.
+func Transactional(id int64, epoch int16, seq int32, n int) Spec {
+	s := Idempotent(id, epoch, seq, n)
+	s.Transactional = true
 	return s
 }
 
@@ -87,6 +97,9 @@ func (s Spec) Build() []byte {
 	rb := kmsg.NewRecordBatch()
 	rb.Magic = 2
 	rb.Attributes = int16(s.Codec)
+	if s.Transactional {
+		rb.Attributes |= 0x10
+	}
 	rb.LastOffsetDelta = int32(len(stamps) - 1)
 	rb.FirstTimestamp, rb.MaxTimestamp = base, maxTs
 	rb.ProducerID, rb.ProducerEpoch, rb.FirstSequence = s.ProducerID, s.ProducerEpoch, s.BaseSequence

@@ -1,0 +1,73 @@
+package broker
+
+// TxnOffsetCommit (key 28), v0-v4.
+//
+//   - Stores the offsets as pending for the transaction; EndTxn applies or
+//     drops them (txn-offset-commit). The group must have been added with
+//     AddOffsetsToTxn, else INVALID_TXN_STATE for every partition.
+//   - The producer is checked first: INVALID_PRODUCER_ID_MAPPING,
+//     PRODUCER_FENCED (v3+; INVALID_PRODUCER_EPOCH before),
+//     CONCURRENT_TRANSACTIONS.
+//   - v3+ (KIP-447) GenerationId, MemberId and GroupInstanceId are checked
+//     against the classic group as OffsetCommit checks them:
+//     UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID. A rejected
+//     commit stores nothing. Generation -1 with no member is not checked.
+//   - Unknown topics or partitions are UNKNOWN_TOPIC_OR_PARTITION, metadata
+//     above offset.metadata.max.bytes OFFSET_METADATA_TOO_LARGE, per
+//     partition.
+//   - v5 belongs to transaction.version 2 and v6 names topics by ID; neither
+//     is served (tv1-only).
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/group"
+)
+
+func init() { register(28, 0, 4, handleTxnOffsetCommit) }
+
+func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.TxnOffsetCommitRequest)
+	resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+
+	in := group.TxnCommitInput{ProducerID: req.ProducerID}
+	in.GroupID, in.Generation = req.Group, -1
+	if req.Version >= 3 {
+		in.Generation, in.MemberID, in.InstanceID = req.Generation, req.MemberID, req.InstanceID
+	}
+	for _, rt := range req.Topics {
+		ct := group.CommitTopic{Topic: rt.Topic}
+		for _, rp := range rt.Partitions {
+			leaderEpoch := int32(-1)
+			if req.Version >= 2 {
+				leaderEpoch = rp.LeaderEpoch
+			}
+			ct.Partitions = append(ct.Partitions, group.CommitPartition{
+				Partition: rp.Partition, Offset: rp.Offset, LeaderEpoch: leaderEpoch, Metadata: rp.Metadata,
+			})
+		}
+		in.Topics = append(in.Topics, ct)
+	}
+
+	var errs [][]error
+	err := b.txns.CheckOffsetCommit(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
+	if err == nil {
+		errs, err = b.classicGroups.TxnCommit(in)
+	}
+	for i, rt := range req.Topics {
+		st := kmsg.NewTxnOffsetCommitResponseTopic()
+		st.Topic = rt.Topic
+		for j, rp := range rt.Partitions {
+			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
+			sp.Partition = rp.Partition
+			if err != nil {
+				sp.ErrorCode = txnCode(err, req.Version, 3)
+			} else {
+				sp.ErrorCode = codeFor(errs[i][j])
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

@@ -1,0 +1,205 @@
+package storage
+
+import (
+	"cmp"
+	"encoding/binary"
+	"hash/crc32"
+	"slices"
+)
+
+// Transactions as the partition log sees them (docs/transactions.md: lso,
+// read-committed-fetch). A transactional producer's first batch opens its
+// transaction in this partition; the COMMIT or ABORT marker the broker
+// appends closes it. The last stable offset is the first offset of the
+// oldest transaction still open; an aborted transaction is remembered, with
+// its first offset and its marker's offset, so read_committed fetches can
+// list the aborted transactions overlapping what they return.
+
+// Control record types of a transaction marker's key.
+const (
+	markerAbort  = 0
+	markerCommit = 1
+)
+
+// AbortedTxn is one aborted transaction in a partition: its producer, its
+// first offset, and the offset of its ABORT marker.
+type AbortedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
+	LastOffset  int64
+}
+
+// openTxnLocked notes that h, just stored at base, belongs to a
+// transaction; the first such batch opens it.
+func (p *Partition) openTxnLocked(h *BatchHeader, base int64) {
+	if !h.Transactional() || h.ProducerID < 0 {
+		return
+	}
+	if p.openTxns == nil {
+		p.openTxns = make(map[int64]int64)
+	}
+	if _, open := p.openTxns[h.ProducerID]; !open {
+		p.openTxns[h.ProducerID] = base
+	}
+}
+
+// lastStableLocked is the lso rule: the first offset of the oldest open
+// transaction, else the high watermark.
+func (p *Partition) lastStableLocked() int64 {
+	lso := p.nextOffset
+	for _, first := range p.openTxns {
+		lso = min(lso, first)
+	}
+	return lso
+}
+
+// MarkerOptions describe a transaction marker.
+type MarkerOptions struct {
+	ProducerID       int64
+	ProducerEpoch    int16
+	Commit           bool
+	CoordinatorEpoch int32
+	NowMs            int64
+}
+
+// AppendMarker appends a COMMIT or ABORT control batch for a producer's
+// transaction and closes it in this partition; an abort is added to the
+// aborted-transaction index. A marker is written even when the producer
+// sent nothing here, as Kafka does for every partition the transaction
+// added. The producer's epoch here becomes the marker's, so a batch with
+// an older epoch is then ErrInvalidProducerEpoch. It returns the marker's
+// offset. Waiting fetches are woken: the last stable offset may have moved.
+func (p *Partition) AppendMarker(m MarkerOptions) int64 {
+	raw := buildMarker(m)
+	h := readBatchHeader(raw)
+	p.mu.Lock()
+	stored := p.reserveLocked(len(raw))
+	copy(stored, raw)
+	base := p.nextOffset
+	binary.BigEndian.PutUint64(stored[offBaseOffset:], uint64(base))
+	p.publishLocked(stored, &h, base, m.NowMs)
+	if first, open := p.openTxns[m.ProducerID]; open {
+		delete(p.openTxns, m.ProducerID)
+		if !m.Commit {
+			p.aborted = append(p.aborted, AbortedTxn{ProducerID: m.ProducerID, FirstOffset: first, LastOffset: base})
+		}
+	}
+	if ps := p.producers[m.ProducerID]; ps == nil || ps.epoch < m.ProducerEpoch {
+		if p.producers == nil {
+			p.producers = make(map[int64]*producerState)
+		}
+		p.producers[m.ProducerID] = &producerState{epoch: m.ProducerEpoch, lastSeq: -1, lastTimestampMs: -1}
+	}
+	waiters := p.takeWaitersLocked(true)
+	p.mu.Unlock()
+	wake(waiters)
+	return base
+}
+
+// buildMarker encodes a control batch holding one marker record: key =
+// version int16 0 + type int16, value = version int16 0 + coordinator epoch
+// int32, as Kafka's EndTransactionMarker writes it.
+func buildMarker(m MarkerOptions) []byte {
+	var key [4]byte
+	if m.Commit {
+		binary.BigEndian.PutUint16(key[2:], markerCommit)
+	} else {
+		binary.BigEndian.PutUint16(key[2:], markerAbort)
+	}
+	var value [6]byte
+	binary.BigEndian.PutUint32(value[2:], uint32(m.CoordinatorEpoch))
+
+	var rec []byte
+	rec = append(rec, 0)              // attributes
+	rec = binary.AppendVarint(rec, 0) // timestamp delta
+	rec = binary.AppendVarint(rec, 0) // offset delta
+	rec = binary.AppendVarint(rec, int64(len(key)))
+	rec = append(rec, key[:]...)
+	rec = binary.AppendVarint(rec, int64(len(value)))
+	rec = append(rec, value[:]...)
+	rec = binary.AppendVarint(rec, 0) // headers
+
+	b := make([]byte, batchHeaderBytes, batchHeaderBytes+binary.MaxVarintLen64+len(rec))
+	b = binary.AppendVarint(b, int64(len(rec)))
+	b = append(b, rec...)
+	binary.BigEndian.PutUint32(b[offBatchLength:], uint32(len(b)-batchLengthOverhead))
+	b[offMagic] = 2
+	binary.BigEndian.PutUint16(b[offAttributes:], attrControl|attrTransactional)
+	binary.BigEndian.PutUint64(b[offBaseTimestamp:], uint64(m.NowMs))
+	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(m.NowMs))
+	binary.BigEndian.PutUint64(b[offProducerID:], uint64(m.ProducerID))
+	binary.BigEndian.PutUint16(b[offProducerEpoch:], uint16(m.ProducerEpoch))
+	binary.BigEndian.PutUint32(b[offBaseSequence:], 0xffffffff)
+	binary.BigEndian.PutUint32(b[offRecordCount:], 1)
+	binary.BigEndian.PutUint32(b[offCRC:], crc32.Checksum(b[offAttributes:], castagnoli))
+	return b
+}
+
+// abortedLocked returns the aborted transactions that overlap offsets
+// [from, to] (read-committed-fetch).
+func (p *Partition) abortedLocked(from, to int64) []AbortedTxn {
+	var out []AbortedTxn
+	for _, a := range p.aborted {
+		if a.LastOffset >= from && a.FirstOffset <= to {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// abortedBatchLocked reports whether producerID's batch at offset belongs
+// to an aborted transaction.
+func (p *Partition) abortedBatchLocked(producerID, offset int64) bool {
+	for _, a := range p.aborted {
+		if a.ProducerID == producerID && a.FirstOffset <= offset && offset < a.LastOffset {
+			return true
+		}
+	}
+	return false
+}
+
+// pruneAbortedLocked forgets aborted transactions wholly below the log start.
+func (p *Partition) pruneAbortedLocked() {
+	p.aborted = slices.DeleteFunc(p.aborted, func(a AbortedTxn) bool { return a.LastOffset < p.logStart })
+}
+
+// PeekTransactional reads, without validating the batch, whether raw is a
+// transactional batch and from which producer and epoch; the broker checks
+// those with the transaction coordinator before Append validates the rest.
+func PeekTransactional(raw []byte) (producerID int64, epoch int16, ok bool) {
+	if len(raw) < batchHeaderBytes || int8(raw[offMagic]) != 2 {
+		return -1, -1, false
+	}
+	h := readBatchHeader(raw)
+	if !h.Transactional() || h.Control() {
+		return -1, -1, false
+	}
+	return h.ProducerID, h.ProducerEpoch, true
+}
+
+// ProducerInfo is one producer as DescribeProducers reports it.
+type ProducerInfo struct {
+	ProducerID      int64
+	Epoch           int16
+	LastSequence    int32
+	LastTimestampMs int64
+	// TxnStartOffset is the first offset of its open transaction, or -1.
+	TxnStartOffset int64
+}
+
+// Producers reports every producer this partition keeps state for, by
+// producer ID (describe-producers).
+func (p *Partition) Producers() []ProducerInfo {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	out := make([]ProducerInfo, 0, len(p.producers))
+	for id, ps := range p.producers {
+		info := ProducerInfo{ProducerID: id, Epoch: ps.epoch, LastSequence: ps.lastSeq, LastTimestampMs: ps.lastTimestampMs, TxnStartOffset: -1}
+		if first, ok := p.openTxns[id]; ok {
+			info.TxnStartOffset = first
+		}
+		out = append(out, info)
+	}
+	slices.SortFunc(out, func(a, b ProducerInfo) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+	return out
+}
