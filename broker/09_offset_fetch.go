@@ -12,10 +12,11 @@ package broker
 //   - v7+ RequireStable: no transactional commit is ever pending yet, so no
 //     partition is unstable (fetch-require-stable arrives with
 //     TxnOffsetCommit).
-//   - v8+ carries several groups, each answered with its own error; v9's
-//     member ID and epoch concern KIP-848 groups and are not checked for
-//     classic ones; v10 names topics by ID (UNKNOWN_TOPIC_ID for an ID no
-//     topic has).
+//   - v8+ carries several groups, each answered with its own error; v10
+//     names topics by ID (UNKNOWN_TOPIC_ID for an ID no topic has).
+//   - v9's member ID and epoch are checked for KIP-848 consumer groups
+//     (unknown member UNKNOWN_MEMBER_ID, another epoch STALE_MEMBER_EPOCH),
+//     not for classic ones; a null member ID or epoch -1 is an admin fetch.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -37,7 +38,7 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 				topics = append(topics, group.OffsetPartitions{Topic: rt.Topic, Partitions: rt.Partitions})
 			}
 		}
-		fetched, err := b.classicGroups.Fetch(req.Group, topics)
+		fetched, err := b.fetchOffsets(req.Group, nil, -1, topics)
 		resp.ErrorCode = codeFor(err)
 		if err != nil {
 			if req.Version < 2 {
@@ -93,7 +94,11 @@ func (b *Broker) fetchGroupOffsets(version int16, rg kmsg.OffsetFetchRequestGrou
 			}
 		}
 	}
-	fetched, err := b.classicGroups.Fetch(rg.Group, topics)
+	var memberID *string
+	if version >= 9 {
+		memberID = rg.MemberID
+	}
+	fetched, err := b.fetchOffsets(rg.Group, memberID, rg.MemberEpoch, topics)
 	if err != nil {
 		g.ErrorCode = codeFor(err)
 		return g
@@ -139,4 +144,13 @@ func (b *Broker) fetchGroupOffsets(version int16, rg kmsg.OffsetFetchRequestGrou
 		g.Topics = append(g.Topics, t)
 	}
 	return g
+}
+
+// fetchOffsets reads a group's committed offsets from the coordinator of
+// its type; memberID and epoch are checked for consumer groups only.
+func (b *Broker) fetchOffsets(groupID string, memberID *string, epoch int32, topics []group.OffsetPartitions) ([]group.FetchedTopic, error) {
+	if t, _ := b.groupRegistry.TypeOf(groupID); t == group.TypeConsumer {
+		return b.consumerGroups.Fetch(groupID, memberID, epoch, topics)
+	}
+	return b.classicGroups.Fetch(groupID, topics)
 }

@@ -45,6 +45,9 @@ type Broker struct {
 	shareParts    *shareParts
 	metrics       *metrics
 
+	// consumerGroups are KIP-848 consumer groups (68_consumer_group_heartbeat.go).
+	consumerGroups *group.ConsumerGroups
+
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
 	httpLn    net.Listener
@@ -99,6 +102,20 @@ func New(cfg Config) (*Broker, error) {
 	b.classicGroups, err = group.NewClassicGroups(group.ClassicOptions{
 		Clock:    r.Clock,
 		Config:   classic,
+		Registry: b.groupRegistry,
+		Topics:   b.topicInfo,
+	})
+	if err != nil {
+		return nil, err
+	}
+	consumer, err := consumerConfig(r.props)
+	if err != nil {
+		return nil, err
+	}
+	b.consumerGroups, err = group.NewConsumerGroups(group.ConsumerOptions{
+		Clock:    r.Clock,
+		Config:   consumer,
+		Configs:  b.groupConfigs,
 		Registry: b.groupRegistry,
 		Topics:   b.topicInfo,
 	})
@@ -259,6 +276,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	}
 	b.shareGroups.Close()
 	b.classicGroups.Close()
+	b.consumerGroups.Close()
 	b.shareParts.timers.Close()
 	b.log.Info("stopped")
 	return nil

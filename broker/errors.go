@@ -92,6 +92,14 @@ func codeFor(err error) int16 {
 		return kerr.GroupSubscribedToTopic.Code
 	case errors.Is(err, group.ErrCoordinatorNotAvailable):
 		return kerr.CoordinatorNotAvailable.Code
+	case errors.Is(err, group.ErrStaleMemberEpoch):
+		return kerr.StaleMemberEpoch.Code
+	case errors.Is(err, group.ErrUnreleasedInstanceID):
+		return kerr.UnreleasedInstanceID.Code
+	case errors.Is(err, group.ErrUnsupportedAssignor):
+		return kerr.UnsupportedAssignor.Code
+	case errors.Is(err, group.ErrUnsupportedVersion):
+		return kerr.UnsupportedVersion.Code
 	case errors.Is(err, errInvalidRequest):
 		return kerr.InvalidRequest.Code
 	case errors.Is(err, errInvalidReplicationFactor):
