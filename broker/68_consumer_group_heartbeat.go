@@ -13,12 +13,15 @@ package broker
 //     is the member's whole assignment, sent on a join, on a full request
 //     (rebalance timeout, subscription and owned partitions all set) and
 //     whenever the assignment changed.
-//   - SubscribedTopicRegex (v1) is refused with INVALID_REQUEST: only
-//     subscriptions by topic name are served.
+//   - SubscribedTopicRegex (v1) must match whole topic names (Go's
+//     regexp is RE2, the syntax of Kafka's RE2/J); one that does not
+//     compile answers INVALID_REGULAR_EXPRESSION. Topics it matches are
+//     looked up on every heartbeat, so a new topic reaches the group on
+//     its members' next heartbeat rather than after Kafka's refresh.
 //   - Errors: INVALID_REQUEST, GROUP_ID_NOT_FOUND (another group type, or
 //     a non-zero epoch for a group that does not exist),
 //     UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID,
-//     UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR,
+//     UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION,
 //     GROUP_MAX_SIZE_REACHED, each with a message.
 
 import (

@@ -42,6 +42,7 @@ func handleConsumerGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 			gm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
 			gm.MemberID, gm.InstanceID, gm.RackID, gm.MemberEpoch = m.MemberID, m.InstanceID, m.RackID, m.MemberEpoch
 			gm.ClientID, gm.ClientHost, gm.SubscribedTopics = m.ClientID, m.ClientHost, m.SubscribedTopicNames
+			gm.SubscribedTopicRegex = m.SubscribedTopicRegex
 			if gm.SubscribedTopics == nil {
 				gm.SubscribedTopics = []string{}
 			}

@@ -113,11 +113,12 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.consumerGroups, err = group.NewConsumerGroups(group.ConsumerOptions{
-		Clock:    r.Clock,
-		Config:   consumer,
-		Configs:  b.groupConfigs,
-		Registry: b.groupRegistry,
-		Topics:   b.topicInfo,
+		Clock:      r.Clock,
+		Config:     consumer,
+		Configs:    b.groupConfigs,
+		Registry:   b.groupRegistry,
+		Topics:     b.topicInfo,
+		ListTopics: b.topicNames,
 	})
 	if err != nil {
 		return nil, err

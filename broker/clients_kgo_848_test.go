@@ -315,3 +315,60 @@ func TestKgoConsumerGroup848JoinLeaveResume(t *testing.T) {
 		t.Fatalf("m4 polled %d records, want 6", len(rs))
 	}
 }
+
+// A kgo member subscribing by regex (SubscribedTopicRegex) gets exactly
+// the matching topics, including one created while it runs.
+func TestKgoConsumerGroup848Regex(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{Props: map[string]string{
+		"group.consumer.heartbeat.interval.ms":     "100",
+		"group.consumer.min.heartbeat.interval.ms": "10",
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	adm, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	kadmin := kadm.NewClient(adm)
+	for _, topic := range []string{"r-1", "r-2", "other"} {
+		mustCreate(t, ctx, kadmin, topic, 1, nil)
+		if err := adm.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(topic)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]int{}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("g-regex"), kgo.ConsumeRegex(), kgo.ConsumeTopics("^r-.*"),
+		kgo.ServerSideBalancer(), kgo.Balancers(kgo.CooperativeStickyBalancer()), kgo.MetadataMinAge(50*time.Millisecond),
+		kgo.FetchMaxWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	await := func(want map[string]int) {
+		t.Helper()
+		for {
+			fs := cl.PollFetches(ctx)
+			if err := ctx.Err(); err != nil {
+				t.Fatalf("polled %v, want %v", got, want)
+			}
+			fs.EachRecord(func(r *kgo.Record) { got[r.Topic]++ })
+			if maps.Equal(got, want) {
+				return
+			}
+		}
+	}
+	await(map[string]int{"r-1": 1, "r-2": 1})
+	mustCreate(t, ctx, kadmin, "r-3", 1, nil)
+	if err := adm.ProduceSync(ctx, &kgo.Record{Topic: "r-3", Value: []byte("r-3")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	await(map[string]int{"r-1": 1, "r-2": 1, "r-3": 1})
+
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{"g-regex"}
+	resp, err := req.RequestWith(ctx, adm)
+	if err != nil || len(resp.Groups) != 1 || len(resp.Groups[0].Members) != 1 || resp.Groups[0].Members[0].SubscribedTopicRegex == nil {
+		t.Fatalf("describe: %v %+v", err, resp)
+	}
+}

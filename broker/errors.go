@@ -98,6 +98,8 @@ func codeFor(err error) int16 {
 		return kerr.UnreleasedInstanceID.Code
 	case errors.Is(err, group.ErrUnsupportedAssignor):
 		return kerr.UnsupportedAssignor.Code
+	case errors.Is(err, group.ErrInvalidRegularExpression):
+		return kerr.InvalidRegularExpression.Code
 	case errors.Is(err, group.ErrUnsupportedVersion):
 		return kerr.UnsupportedVersion.Code
 	case errors.Is(err, errInvalidRequest):

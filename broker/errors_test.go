@@ -63,6 +63,7 @@ func TestCodeFor(t *testing.T) {
 		{group.ErrUnreleasedInstanceID, kerr.UnreleasedInstanceID},
 		{group.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},
 		{group.ErrUnsupportedVersion, kerr.UnsupportedVersion},
+		{group.ErrInvalidRegularExpression, kerr.InvalidRegularExpression},
 		{sharepartition.ErrInvalidRecordState, kerr.InvalidRecordState},
 		{sharepartition.ErrInvalidRequest, kerr.InvalidRequest},
 		{errors.New("anything else"), kerr.UnknownServerError},

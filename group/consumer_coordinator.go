@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +28,9 @@ type ConsumerOptions struct {
 	// NewID returns member IDs for ConsumerGroupHeartbeat v0; nil means a
 	// random UUID.
 	NewID func() string
+	// ListTopics returns every topic name, for SubscribedTopicRegex; nil
+	// refuses regex subscriptions. Called with a group lock held.
+	ListTopics func() []string
 }
 
 // ConsumerGroups owns every KIP-848 consumer group of the broker and their
@@ -42,6 +46,7 @@ type ConsumerGroups struct {
 	registry *Registry
 	resolve  TopicResolver
 	newID    func() string
+	list     func() []string
 	timers   *locktimer.Service
 
 	mu     sync.Mutex // guards groups
@@ -69,6 +74,7 @@ func NewConsumerGroups(o ConsumerOptions) (*ConsumerGroups, error) {
 		registry: o.Registry,
 		resolve:  o.Topics,
 		newID:    o.NewID,
+		list:     o.ListTopics,
 		timers:   locktimer.NewService(o.Clock, nil),
 		groups:   make(map[string]*consumerGroup),
 	}, nil
@@ -133,13 +139,25 @@ func (s *ConsumerGroups) validate(in *ConsumerHeartbeatInput) error {
 		return invalid("TopicPartitions must be empty when (re-)joining.")
 	case in.MemberEpoch == 0 && in.SubscribedTopicNames == nil && in.SubscribedTopicRegex == nil:
 		return invalid("SubscribedTopicNames or SubscribedTopicRegex must be set in first request.")
-	case in.SubscribedTopicRegex != nil:
+	case in.SubscribedTopicRegex != nil && s.list == nil:
 		return invalid("SubscribedTopicRegex is not supported by this broker; subscribe to topic names.")
 	case in.ServerAssignor != nil && !slices.Contains(s.cfg.Assignors, *in.ServerAssignor):
 		return fmt.Errorf("%w: ServerAssignor %s is not supported; supported assignors: %s",
 			ErrUnsupportedAssignor, *in.ServerAssignor, strings.Join(s.cfg.Assignors, ", "))
 	}
+	if in.SubscribedTopicRegex != nil && *in.SubscribedTopicRegex != "" {
+		if _, err := compileTopicRegex(*in.SubscribedTopicRegex); err != nil {
+			return fmt.Errorf("%w: SubscribedTopicRegex %s: %v", ErrInvalidRegularExpression, *in.SubscribedTopicRegex, err)
+		}
+	}
 	return nil
+}
+
+// compileTopicRegex compiles a subscription regex to match whole topic
+// names, as Kafka's RE2/J Pattern.matches does. Go's regexp is RE2 too, so
+// the syntax is the same.
+func compileTopicRegex(expr string) (*regexp.Regexp, error) {
+	return regexp.Compile(`^(?:` + expr + `)$`)
 }
 
 // Heartbeat handles one ConsumerGroupHeartbeat at time now (848-epochs,
@@ -243,16 +261,29 @@ func (s *ConsumerGroups) heartbeatLocked(g *consumerGroup, in *ConsumerHeartbeat
 			m.topics, bump = topics, true
 		}
 	}
+	if in.SubscribedTopicRegex != nil && *in.SubscribedTopicRegex != m.regex {
+		m.regex, m.re, bump = *in.SubscribedTopicRegex, nil, true
+		if m.regex != "" {
+			m.re, _ = compileTopicRegex(m.regex) // validate compiled it
+		}
+	}
 	if in.ServerAssignor != nil && *in.ServerAssignor != m.assignor {
 		m.assignor, bump = *in.ServerAssignor, true
 	}
-	if g.refreshMetadataLocked(s.resolve) {
+	// Topic metadata, and the topics regexes match, are checked on every
+	// heartbeat: cheap for a test broker, and new topics reach members at
+	// once rather than after Kafka's periodic regex refresh.
+	var listed []string
+	if s.list != nil {
+		listed = s.list()
+	}
+	if g.refreshMetadataLocked(s.resolve, listed) {
 		bump = true
 	}
 	if bump {
 		g.groupEpoch++
 	}
-	g.computeAssignmentLocked(s.cfg.Assignors)
+	g.computeAssignmentLocked(s.cfg.Assignors, listed)
 
 	hadRevoking := len(m.revoking) > 0
 	changed := g.reconcileLocked(m, owned)
@@ -283,7 +314,7 @@ func (s *ConsumerGroups) joinLocked(g *consumerGroup, in *ConsumerHeartbeatInput
 			}
 			m := &consumerMember{
 				id: in.MemberID, instanceID: old.instanceID, epoch: old.epoch, prevEpoch: old.prevEpoch,
-				topics: old.topics, assignor: old.assignor, rebalanceTimeout: old.rebalanceTimeout,
+				topics: old.topics, regex: old.regex, re: old.re, assignor: old.assignor, rebalanceTimeout: old.rebalanceTimeout,
 				assigned: old.assigned, revoking: old.revoking,
 			}
 			for tp, o := range g.owner {
@@ -394,6 +425,7 @@ type ConsumerDescribedMember struct {
 	ClientID             string
 	ClientHost           string
 	SubscribedTopicNames []string
+	SubscribedTopicRegex *string
 	Assignment           []TopicPartitions
 	TargetAssignment     []TopicPartitions
 }
@@ -443,12 +475,17 @@ func (s *ConsumerGroups) describeOne(id string) ConsumerDescribedGroup {
 	}
 	for _, mid := range g.order {
 		m := g.members[mid]
-		d.Members = append(d.Members, ConsumerDescribedMember{
+		dm := ConsumerDescribedMember{
 			MemberID: m.id, InstanceID: m.instanceID, RackID: m.rackID, MemberEpoch: m.epoch,
 			ClientID: m.clientID, ClientHost: m.clientHost, SubscribedTopicNames: slices.Clone(m.topics),
 			Assignment:       assignmentList(m.assigned, g.metadata),
 			TargetAssignment: assignmentList(g.target[m.id], g.metadata),
-		})
+		}
+		if m.regex != "" {
+			re := m.regex
+			dm.SubscribedTopicRegex = &re
+		}
+		d.Members = append(d.Members, dm)
 	}
 	return d
 }

@@ -2,6 +2,7 @@ package group
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -27,6 +28,11 @@ func newKEnv(t *testing.T) *kenv {
 	e.store = NewConfigStore(DefaultShareConfig())
 	cg, err := NewConsumerGroups(ConsumerOptions{
 		Clock: e.clock, Config: DefaultConsumerConfig(), Configs: e.store, Registry: e.reg,
+		ListTopics: func() []string {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			return slices.Sorted(maps.Keys(e.topics))
+		},
 		Topics: func(name string) (TopicInfo, bool) {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -359,5 +365,31 @@ func TestConsumerCommitChecks(t *testing.T) {
 	got, err := e.cg.Fetch("g", nil, -1, []OffsetPartitions{{Topic: "A", Partitions: []int32{0, 1}}})
 	if err != nil || got[0].Partitions[0].Offset != 7 || got[0].Partitions[1].Offset != -1 {
 		t.Fatalf("fetch: %+v %v", got, err)
+	}
+}
+
+func Test848EpochsRegexSubscription(t *testing.T) {
+	e := newKEnv(t)
+	re := "A|B"
+	res, err := e.hb(ConsumerHeartbeatInput{MemberID: "a", RebalanceTimeoutMs: 1000, SubscribedTopicRegex: &re, Owned: []TopicPartitions{}})
+	if err != nil || count(res.Assignment) != 2 {
+		t.Fatalf("regex join: %+v %v", res, err)
+	}
+	// A topic created later that the regex matches joins the subscription
+	// on the next heartbeat; "CA" does not match: the regex is anchored.
+	e.mu.Lock()
+	e.topics["B"] = TopicInfo{Name: "B", ID: tid("B"), Partitions: 3}
+	e.topics["CA"] = TopicInfo{Name: "CA", ID: tid("CA"), Partitions: 3}
+	e.mu.Unlock()
+	res = e.beat("a", res.MemberEpoch, res.Assignment)
+	if res.MemberEpoch != 2 || count(res.Assignment) != 5 {
+		t.Fatalf("after topic B appeared: %+v", res)
+	}
+	if d := e.cg.Describe([]string{"g"})[0]; d.Members[0].SubscribedTopicRegex == nil || *d.Members[0].SubscribedTopicRegex != re {
+		t.Fatalf("describe regex: %+v", d.Members[0])
+	}
+	bad := "("
+	if _, err := e.hb(ConsumerHeartbeatInput{MemberID: "b", RebalanceTimeoutMs: 1000, SubscribedTopicRegex: &bad}); !errors.Is(err, ErrInvalidRegularExpression) {
+		t.Fatalf("bad regex: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package group
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 	"sync"
 	"time"
@@ -53,8 +54,10 @@ type consumerMember struct {
 	left             bool // a static member that left with epoch -2
 	clientID         string
 	clientHost       string
-	topics           []string // subscribed, sorted, deduplicated
-	assignor         string   // ServerAssignor as last sent; "" for none
+	topics           []string // subscribed by name, sorted, deduplicated
+	regex            string   // SubscribedTopicRegex as sent; "" for none
+	re               *regexp.Regexp
+	assignor         string // ServerAssignor as last sent; "" for none
 	rebalanceTimeout time.Duration
 	// assigned is what the member may own now; revoking what it must give
 	// up before its epoch advances. Both are in g.owner under its ID.
@@ -86,10 +89,25 @@ func (g *consumerGroup) stateLocked() ConsumerGroupState {
 	return ConsumerStable
 }
 
-func (g *consumerGroup) subscribedTopicsLocked() []string {
+// effectiveTopics is m's subscription: its topic names plus every topic in
+// listed its regex matches, sorted.
+func (m *consumerMember) effectiveTopics(listed []string) []string {
+	if m.re == nil {
+		return m.topics
+	}
+	out := slices.Clone(m.topics)
+	for _, t := range listed {
+		if m.re.MatchString(t) {
+			out = append(out, t)
+		}
+	}
+	return slices.Compact(slices.Sorted(slices.Values(out)))
+}
+
+func (g *consumerGroup) subscribedTopicsLocked(listed []string) []string {
 	set := make(map[string]bool)
 	for _, m := range g.members {
-		for _, t := range m.topics {
+		for _, t := range m.effectiveTopics(listed) {
 			set[t] = true
 		}
 	}
@@ -97,10 +115,10 @@ func (g *consumerGroup) subscribedTopicsLocked() []string {
 }
 
 // refreshMetadataLocked is shareGroup.refreshMetadataLocked for consumer
-// groups.
-func (g *consumerGroup) refreshMetadataLocked(resolve TopicResolver) bool {
+// groups; listed is every topic name, for regex subscriptions.
+func (g *consumerGroup) refreshMetadataLocked(resolve TopicResolver, listed []string) bool {
 	next := make(map[string]TopicInfo)
-	for _, t := range g.subscribedTopicsLocked() {
+	for _, t := range g.subscribedTopicsLocked(listed) {
 		if info, ok := resolve(t); ok {
 			info.Name = t
 			next[t] = info
@@ -131,13 +149,13 @@ func (g *consumerGroup) chooseAssignorLocked(configured []string) string {
 
 // computeAssignmentLocked runs the assignor when the group epoch has moved
 // past the assignment epoch.
-func (g *consumerGroup) computeAssignmentLocked(configured []string) {
+func (g *consumerGroup) computeAssignmentLocked(configured, listed []string) {
 	if g.assignmentEpoch >= g.groupEpoch {
 		return
 	}
 	members := make([]assignMember, 0, len(g.order))
 	for _, id := range g.order {
-		members = append(members, assignMember{id: id, topics: g.members[id].topics})
+		members = append(members, assignMember{id: id, topics: g.members[id].effectiveTopics(listed)})
 	}
 	g.assignor = g.chooseAssignorLocked(configured)
 	if g.assignor == "range" {

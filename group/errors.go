@@ -72,6 +72,9 @@ var (
 	// ErrUnsupportedAssignor: ServerAssignor names no assignor the broker
 	// has (UNSUPPORTED_ASSIGNOR).
 	ErrUnsupportedAssignor = errors.New("unsupported assignor")
+	// ErrInvalidRegularExpression: SubscribedTopicRegex does not compile
+	// (INVALID_REGULAR_EXPRESSION).
+	ErrInvalidRegularExpression = errors.New("invalid regular expression")
 	// ErrUnsupportedVersion: a consumer-protocol member commits with an
 	// OffsetCommit version below 9 (UNSUPPORTED_VERSION).
 	ErrUnsupportedVersion = errors.New("unsupported version")
