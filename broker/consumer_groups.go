@@ -21,6 +21,8 @@ func consumerConfig(props brokerProps) (group.ConsumerConfig, error) {
 		MaxHeartbeatInterval:   ms("group.consumer.max.heartbeat.interval.ms"),
 		MaxSize:                props.int32("group.consumer.max.size"),
 		OffsetMetadataMaxBytes: props.int32("offset.metadata.max.bytes"),
+		OffsetsRetention:       time.Duration(props.int64("offsets.retention.minutes")) * time.Minute,
+		RetentionCheckInterval: ms("offsets.retention.check.interval.ms"),
 	}
 	for _, a := range strings.Split(props["group.consumer.assignors"], ",") {
 		if a = strings.TrimSpace(a); a != "" {

@@ -21,9 +21,12 @@ type ConsumerConfig struct {
 	// Assignors are the server assignors members may name; the first is
 	// the default (group.consumer.assignors).
 	Assignors []string
-	// OffsetMetadataMaxBytes is offset.metadata.max.bytes, shared with
-	// classic groups.
+	// OffsetMetadataMaxBytes, OffsetsRetention and RetentionCheckInterval
+	// are offset.metadata.max.bytes, offsets.retention.minutes and
+	// offsets.retention.check.interval.ms, shared with classic groups.
 	OffsetMetadataMaxBytes int32
+	OffsetsRetention       time.Duration
+	RetentionCheckInterval time.Duration
 }
 
 // ConsumerAssignors are the assignors this broker implements.
@@ -41,6 +44,8 @@ func DefaultConsumerConfig() ConsumerConfig {
 		MaxSize:                1<<31 - 1,
 		Assignors:              []string{"uniform", "range"},
 		OffsetMetadataMaxBytes: 4096,
+		OffsetsRetention:       7 * 24 * time.Hour,
+		RetentionCheckInterval: 10 * time.Minute,
 	}
 }
 
@@ -57,6 +62,8 @@ func (c ConsumerConfig) Validate() error {
 		return fmt.Errorf("%w: group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms", ErrInvalidConfig)
 	case c.MaxSize < 1:
 		return fmt.Errorf("%w: group.consumer.max.size must be at least 1", ErrInvalidConfig)
+	case c.OffsetsRetention <= 0 || c.RetentionCheckInterval <= 0:
+		return fmt.Errorf("%w: offset retention and its check interval must be positive", ErrInvalidConfig)
 	case len(c.Assignors) == 0:
 		return fmt.Errorf("%w: group.consumer.assignors must name at least one assignor", ErrInvalidConfig)
 	}

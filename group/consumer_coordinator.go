@@ -49,8 +49,10 @@ type ConsumerGroups struct {
 	list     func() []string
 	timers   *locktimer.Service
 
-	mu     sync.Mutex // guards groups
-	groups map[string]*consumerGroup
+	mu             sync.Mutex // guards the fields below
+	groups         map[string]*consumerGroup
+	retentionArmed bool
+	closed         bool
 }
 
 // NewConsumerGroups validates o and returns an empty coordinator.
@@ -81,7 +83,12 @@ func NewConsumerGroups(o ConsumerOptions) (*ConsumerGroups, error) {
 }
 
 // Close stops every timer. Groups are left as they are.
-func (s *ConsumerGroups) Close() { s.timers.Close() }
+func (s *ConsumerGroups) Close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.timers.Close()
+}
 
 // ConsumerHeartbeatInput is a ConsumerGroupHeartbeat request in domain terms.
 type ConsumerHeartbeatInput struct {
@@ -207,6 +214,7 @@ func (s *ConsumerGroups) lookup(id string, create bool) (*consumerGroup, error) 
 		owner:   make(map[topicPartition]string),
 	}
 	s.groups[id] = g
+	s.armRetentionLocked()
 	return g, nil
 }
 
@@ -217,7 +225,7 @@ func (s *ConsumerGroups) heartbeatLocked(g *consumerGroup, in *ConsumerHeartbeat
 	}
 	switch in.MemberEpoch {
 	case -1:
-		g.removeMemberLocked(m, s.timers)
+		g.removeMemberLocked(m, s.timers, now)
 		return ConsumerHeartbeatResult{MemberID: m.id, MemberEpoch: -1}, nil
 	case -2:
 		if m.instanceID == nil || *m.instanceID != *in.InstanceID {
@@ -386,10 +394,11 @@ func (s *ConsumerGroups) expiry(g *consumerGroup, m *consumerMember, deadline fu
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		d := deadline(m)
-		if g.deleted || g.members[m.id] != m || d.IsZero() || s.clock.Now().Before(d) {
+		now := s.clock.Now()
+		if g.deleted || g.members[m.id] != m || d.IsZero() || now.Before(d) {
 			return
 		}
-		g.removeMemberLocked(m, s.timers)
+		g.removeMemberLocked(m, s.timers, now)
 	}
 }
 

@@ -22,12 +22,18 @@ type kenv struct {
 	topics map[string]TopicInfo
 }
 
-func newKEnv(t *testing.T) *kenv {
+func newKEnv(t *testing.T) *kenv { t.Helper(); return newKEnvWith(t, nil) }
+
+func newKEnvWith(t *testing.T, change func(*ConsumerConfig)) *kenv {
 	t.Helper()
+	cfg := DefaultConsumerConfig()
+	if change != nil {
+		change(&cfg)
+	}
 	e := &kenv{t: t, clock: locktimer.NewManualClock(t0), topics: topicsOf(map[string]int32{"A": 2, "C": 4}), reg: NewRegistry()}
 	e.store = NewConfigStore(DefaultShareConfig())
 	cg, err := NewConsumerGroups(ConsumerOptions{
-		Clock: e.clock, Config: DefaultConsumerConfig(), Configs: e.store, Registry: e.reg,
+		Clock: e.clock, Config: cfg, Configs: e.store, Registry: e.reg,
 		ListTopics: func() []string {
 			e.mu.Lock()
 			defer e.mu.Unlock()
@@ -391,5 +397,37 @@ func Test848EpochsRegexSubscription(t *testing.T) {
 	bad := "("
 	if _, err := e.hb(ConsumerHeartbeatInput{MemberID: "b", RebalanceTimeoutMs: 1000, SubscribedTopicRegex: &bad}); !errors.Is(err, ErrInvalidRegularExpression) {
 		t.Fatalf("bad regex: %v", err)
+	}
+}
+
+func TestConsumerOffsetsRetention(t *testing.T) {
+	e := newKEnvWith(t, func(c *ConsumerConfig) { c.OffsetsRetention = 10 * time.Minute; c.RetentionCheckInterval = time.Minute })
+	e.join("a", "A")
+	off := []CommitTopic{{Topic: "A", Partitions: []CommitPartition{{Partition: 0, Offset: 3, LeaderEpoch: -1}}}}
+	if _, err := e.cg.Commit(CommitInput{GroupID: "g", MemberID: "a", Generation: 1, Topics: off}, 9); err != nil {
+		t.Fatal(err)
+	}
+	// Offsets of a group with members never expire.
+	for range 30 {
+		e.clock.Advance(30 * time.Second)
+		e.beat("a", 1, nil)
+	}
+	if got, err := e.cg.Fetch("g", nil, -1, nil); err != nil || len(got) != 1 {
+		t.Fatalf("offsets of a live group: %+v %v", got, err)
+	}
+	e.beat("a", -1, nil)
+	e.clock.Advance(9 * time.Minute)
+	if got, err := e.cg.Fetch("g", nil, -1, nil); err != nil || len(got) != 1 {
+		t.Fatalf("offsets before retention: %+v %v", got, err)
+	}
+	if d := e.cg.List(); len(d) != 1 || d[0].State != ConsumerEmpty {
+		t.Fatalf("list: %+v", d)
+	}
+	e.clock.Advance(2 * time.Minute)
+	if _, err := e.cg.Fetch("g", nil, -1, nil); !errors.Is(err, ErrGroupIDNotFound) {
+		t.Fatalf("after retention the group should be gone: %v", err)
+	}
+	if _, ok := e.reg.TypeOf("g"); ok {
+		t.Fatal("expired group still registered")
 	}
 }

@@ -42,6 +42,9 @@ type consumerGroup struct {
 	// it gave the partition up (848-revoke-first), or its removal.
 	owner   map[topicPartition]string
 	offsets offsetStore
+	// emptySince is when the last member left: the base of offset
+	// retention (groups.md retention).
+	emptySince time.Time
 }
 
 // consumerMember is one member, guarded by its group's mu.
@@ -234,8 +237,8 @@ func intersects(a, b map[topicPartition]bool) bool {
 }
 
 // removeMemberLocked drops m, frees what it owns, bumps the group epoch and
-// stops m's timers.
-func (g *consumerGroup) removeMemberLocked(m *consumerMember, timers *locktimer.Service) {
+// stops m's timers; now is the time of the removal.
+func (g *consumerGroup) removeMemberLocked(m *consumerMember, timers *locktimer.Service, now time.Time) {
 	delete(g.members, m.id)
 	g.order = slices.DeleteFunc(g.order, func(id string) bool { return id == m.id })
 	delete(g.target, m.id)
@@ -248,4 +251,7 @@ func (g *consumerGroup) removeMemberLocked(m *consumerMember, timers *locktimer.
 		timers.Cancel(m.revokeTimer)
 	}
 	g.groupEpoch++
+	if len(g.members) == 0 {
+		g.emptySince = now
+	}
 }

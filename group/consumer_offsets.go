@@ -172,3 +172,51 @@ func fetchCommitted(committed map[offsetKey]committedOffset, topics []OffsetPart
 	}
 	return out
 }
+
+// armRetentionLocked arms the offset retention check if it is not armed;
+// s.mu is held. It runs every RetentionCheckInterval while any consumer
+// group exists.
+func (s *ConsumerGroups) armRetentionLocked() {
+	if s.retentionArmed || s.closed {
+		return
+	}
+	s.retentionArmed = true
+	s.timers.Schedule(s.clock.Now().Add(s.cfg.RetentionCheckInterval), func() {
+		s.expireOffsets(s.clock.Now())
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.retentionArmed = false
+		if len(s.groups) > 0 {
+			s.armRetentionLocked()
+		}
+	})
+}
+
+// expireOffsets applies retention at now (groups.md retention): the offsets
+// of a group without members expire OffsetsRetention after it became
+// empty, or at their explicit expiry; a group left with neither members
+// nor offsets is removed, as Kafka's cleanupGroupMetadata does.
+func (s *ConsumerGroups) expireOffsets(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, g := range s.groups {
+		g.mu.Lock()
+		if len(g.members) == 0 {
+			for k, c := range g.offsets.committed {
+				expires := g.emptySince.Add(s.cfg.OffsetsRetention)
+				if !c.expireAt.IsZero() {
+					expires = c.expireAt
+				}
+				if !now.Before(expires) {
+					delete(g.offsets.committed, k)
+				}
+			}
+			if len(g.offsets.committed) == 0 {
+				g.deleted = true
+				delete(s.groups, id)
+				s.registry.Release(id, TypeConsumer)
+			}
+		}
+		g.mu.Unlock()
+	}
+}
