@@ -84,7 +84,11 @@ func New(cfg Config) (*Broker, error) {
 		done:  make(chan struct{}),
 	}
 	b.groupRegistry = group.NewRegistry()
-	b.groupConfigs = group.NewConfigStore(r.share)
+	consumer, err := consumerConfig(r.props)
+	if err != nil {
+		return nil, err
+	}
+	b.groupConfigs = group.NewGroupConfigStore(r.share, consumer)
 	b.shareGroups, err = group.NewShareGroups(group.ShareOptions{
 		Clock:    r.Clock,
 		Broker:   r.share,
@@ -105,10 +109,6 @@ func New(cfg Config) (*Broker, error) {
 		Registry: b.groupRegistry,
 		Topics:   b.topicInfo,
 	})
-	if err != nil {
-		return nil, err
-	}
-	consumer, err := consumerConfig(r.props)
 	if err != nil {
 		return nil, err
 	}

@@ -431,3 +431,20 @@ func TestConsumerOffsetsRetention(t *testing.T) {
 		t.Fatal("expired group still registered")
 	}
 }
+
+func Test848TimeoutsGroupConfigBoundsFollowBroker(t *testing.T) {
+	cfg := DefaultConsumerConfig()
+	cfg.HeartbeatInterval, cfg.MinHeartbeatInterval = 100*time.Millisecond, 10*time.Millisecond
+	store := NewGroupConfigStore(DefaultShareConfig(), cfg)
+	for _, e := range store.Describe("g") {
+		if e.Name == "consumer.heartbeat.interval.ms" && e.Value != "100" {
+			t.Fatalf("default %s, want the broker's 100", e.Value)
+		}
+	}
+	if err := store.Alter("g", []ConfigOp{{Name: "consumer.heartbeat.interval.ms", Value: "20"}}, false); err != nil {
+		t.Fatalf("within the broker's bounds: %v", err)
+	}
+	if err := store.Alter("g", []ConfigOp{{Name: "consumer.heartbeat.interval.ms", Value: "5"}}, false); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("below group.consumer.min.heartbeat.interval.ms: %v", err)
+	}
+}
