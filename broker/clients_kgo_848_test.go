@@ -84,7 +84,7 @@ func (m *member848) polled() []*kgo.Record {
 	return slices.Clone(m.records)
 }
 
-func startMember848(t *testing.T, addr, name string, h *holders) *member848 {
+func startMember848(t *testing.T, addr, name string, h *holders, balancer kgo.GroupBalancer) *member848 {
 	t.Helper()
 	m := &member848{name: name, done: make(chan struct{})}
 	cl, err := kgo.NewClient(
@@ -93,7 +93,7 @@ func startMember848(t *testing.T, addr, name string, h *holders) *member848 {
 		kgo.ConsumerGroup("g848"),
 		kgo.ConsumeTopics("t"),
 		kgo.ServerSideBalancer(),
-		kgo.Balancers(kgo.CooperativeStickyBalancer()),
+		kgo.Balancers(balancer),
 		kgo.DisableAutoCommit(),
 		kgo.FetchMaxWait(200*time.Millisecond),
 		kgo.WithHooks(m),
@@ -215,8 +215,22 @@ func awaitHeartbeat(t *testing.T, ctx context.Context, ms ...*member848) {
 // after every rebalance each partition is owned by exactly one member, as
 // the broker and the clients both see it (848-revoke-first). A silent
 // member is removed by its session timeout (848-timeouts), and offsets
-// committed with member epochs are resumed by a new member.
+// committed with member epochs are resumed by a new member. kgo asks for
+// the uniform assignor with its sticky balancers and range with its range
+// balancer.
 func TestKgoConsumerGroup848JoinLeaveResume(t *testing.T) {
+	for _, tc := range []struct {
+		assignor string
+		balancer kgo.GroupBalancer
+	}{
+		{"uniform", kgo.CooperativeStickyBalancer()},
+		{"range", kgo.RangeBalancer()},
+	} {
+		t.Run(tc.assignor, func(t *testing.T) { testKgo848JoinLeaveResume(t, tc.assignor, tc.balancer) })
+	}
+}
+
+func testKgo848JoinLeaveResume(t *testing.T, assignor string, balancer kgo.GroupBalancer) {
 	clock := locktimer.NewOffsetClock()
 	_, addr := startBroker(t, broker.Config{Clock: clock, Props: map[string]string{
 		"group.consumer.heartbeat.interval.ms":     "100",
@@ -245,9 +259,14 @@ func TestKgoConsumerGroup848JoinLeaveResume(t *testing.T) {
 	h := &holders{owner: map[int32]string{}}
 
 	// One member takes everything, reads it all and commits with its epoch.
-	m1 := startMember848(t, addr, "m1", h)
+	m1 := startMember848(t, addr, "m1", h, balancer)
 	if got := awaitStable848(t, ctx, adm, h, "m1"); got["m1"] != 6 {
 		t.Fatalf("m1 alone: %v", got)
+	}
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = []string{"g848"}
+	if resp, err := req.RequestWith(ctx, adm); err != nil || resp.Groups[0].AssignorName != assignor {
+		t.Fatalf("assignor: %v %+v", err, resp)
 	}
 	awaitRecords(t, ctx, m1, 60)
 	if err := m1.cl.CommitUncommittedOffsets(ctx); err != nil {
@@ -259,11 +278,11 @@ func TestKgoConsumerGroup848JoinLeaveResume(t *testing.T) {
 	}
 
 	// Join, join, leave.
-	m2 := startMember848(t, addr, "m2", h)
+	m2 := startMember848(t, addr, "m2", h, balancer)
 	if got := awaitStable848(t, ctx, adm, h, "m1", "m2"); got["m1"] != 3 || got["m2"] != 3 {
 		t.Fatalf("two members: %v", got)
 	}
-	m3 := startMember848(t, addr, "m3", h)
+	m3 := startMember848(t, addr, "m3", h, balancer)
 	if got := awaitStable848(t, ctx, adm, h, "m1", "m2", "m3"); got["m1"] != 2 || got["m2"] != 2 || got["m3"] != 2 {
 		t.Fatalf("three members: %v", got)
 	}
@@ -303,7 +322,7 @@ func TestKgoConsumerGroup848JoinLeaveResume(t *testing.T) {
 	m1.close()
 	m2.close()
 	produce(1)
-	m4 := startMember848(t, addr, "m4", h)
+	m4 := startMember848(t, addr, "m4", h, balancer)
 	awaitStable848(t, ctx, adm, h, "m4")
 	rs := awaitRecords(t, ctx, m4, 6)
 	for _, r := range rs {
