@@ -16,6 +16,12 @@ package broker
 //     GROUP_ID_NOT_FOUND (before, ILLEGAL_GENERATION), as Kafka 4 does.
 //   - v10 names topics by ID; an unknown ID answers UNKNOWN_TOPIC_ID.
 //   - A share group's ID answers GROUP_ID_NOT_FOUND (one-kind).
+//   - A KIP-848 consumer group's commit carries the member epoch in the
+//     generation field: an older epoch answers STALE_MEMBER_EPOCH, a newer
+//     one FENCED_MEMBER_EPOCH, an unknown member UNKNOWN_MEMBER_ID, and a
+//     member committing below v9 UNSUPPORTED_VERSION (groups.md
+//     commit-checks). An admin commit (no member, epoch -1) is accepted
+//     while the group has no members.
 
 import (
 	"time"
@@ -70,7 +76,13 @@ func handleOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		in.Topics = append(in.Topics, ct)
 	}
-	errs, groupErr := b.classicGroups.Commit(in)
+	var errs [][]error
+	var groupErr error
+	if t, _ := b.groupRegistry.TypeOf(in.GroupID); t == group.TypeConsumer {
+		errs, groupErr = b.consumerGroups.Commit(in, req.Version)
+	} else {
+		errs, groupErr = b.classicGroups.Commit(in)
+	}
 	next := 0 // index into in.Topics and errs
 	for i, rt := range req.Topics {
 		t := kmsg.NewOffsetCommitResponseTopic()

@@ -9,13 +9,15 @@ package broker
 //   - v2+: null topics means every partition the group committed; the
 //     group's error is also answered at the top (v2-v7). v0-v1 carry it on
 //     every partition.
-//   - v7+ RequireStable: a partition with a pending transactional commit
-//     answers UNSTABLE_OFFSET_COMMIT, and the client retries
-//     (require-stable).
-//   - v8+ carries several groups, each answered with its own error; v9's
-//     member ID and epoch concern KIP-848 groups and are not checked for
-//     classic ones; v10 names topics by ID (UNKNOWN_TOPIC_ID for an ID no
-//     topic has).
+//   - v7+ RequireStable: a partition of a classic group with a pending
+//     transactional commit answers UNSTABLE_OFFSET_COMMIT, and the client
+//     retries (require-stable). KIP-848 groups take no transactional
+//     commits yet, so none of theirs is ever unstable.
+//   - v8+ carries several groups, each answered with its own error; v10
+//     names topics by ID (UNKNOWN_TOPIC_ID for an ID no topic has).
+//   - v9's member ID and epoch are checked for KIP-848 consumer groups
+//     (unknown member UNKNOWN_MEMBER_ID, another epoch STALE_MEMBER_EPOCH),
+//     not for classic ones; a null member ID or epoch -1 is an admin fetch.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -37,7 +39,7 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 				topics = append(topics, group.OffsetPartitions{Topic: rt.Topic, Partitions: rt.Partitions})
 			}
 		}
-		fetched, err := b.classicGroups.FetchStable(req.Group, topics, req.Version >= 7 && req.RequireStable)
+		fetched, err := b.fetchOffsets(req.Group, nil, -1, topics, req.Version >= 7 && req.RequireStable)
 		resp.ErrorCode = codeFor(err)
 		if err != nil {
 			if req.Version < 2 {
@@ -93,7 +95,11 @@ func (b *Broker) fetchGroupOffsets(version int16, requireStable bool, rg kmsg.Of
 			}
 		}
 	}
-	fetched, err := b.classicGroups.FetchStable(rg.Group, topics, requireStable)
+	var memberID *string
+	if version >= 9 {
+		memberID = rg.MemberID
+	}
+	fetched, err := b.fetchOffsets(rg.Group, memberID, rg.MemberEpoch, topics, requireStable)
 	if err != nil {
 		g.ErrorCode = codeFor(err)
 		return g
@@ -139,4 +145,13 @@ func (b *Broker) fetchGroupOffsets(version int16, requireStable bool, rg kmsg.Of
 		g.Topics = append(g.Topics, t)
 	}
 	return g
+}
+
+// fetchOffsets reads a group's committed offsets from the coordinator of
+// its type; memberID and epoch are checked for consumer groups only.
+func (b *Broker) fetchOffsets(groupID string, memberID *string, epoch int32, topics []group.OffsetPartitions, requireStable bool) ([]group.FetchedTopic, error) {
+	if t, _ := b.groupRegistry.TypeOf(groupID); t == group.TypeConsumer {
+		return b.consumerGroups.Fetch(groupID, memberID, epoch, topics)
+	}
+	return b.classicGroups.FetchStable(groupID, topics, requireStable)
 }

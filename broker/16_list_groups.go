@@ -9,7 +9,9 @@ package broker
 //     GroupType "share" and their state, Empty or Stable.
 //   - StatesFilter (v4+) and TypesFilter (v5+) compare case-insensitively;
 //     an empty filter matches everything, an unknown name nothing.
-//   - KIP-848 consumer groups arrive with their coordinator.
+//   - KIP-848 consumer groups are listed with ProtocolType "consumer",
+//     GroupType "consumer" and their state (Empty, Assigning,
+//     Reconciling, Stable).
 
 import (
 	"slices"
@@ -36,6 +38,9 @@ func handleListGroups(b *Broker, r *request) (kmsg.Response, error) {
 	}
 	for _, g := range b.classicGroups.List() {
 		add(g.GroupID, g.ProtocolType, string(g.State), "classic")
+	}
+	for _, g := range b.consumerGroups.List() {
+		add(g.GroupID, "consumer", string(g.State), "consumer")
 	}
 	for _, g := range b.shareGroups.List() {
 		add(g.GroupID, "share", string(g.State), "share")

@@ -8,7 +8,7 @@ package broker
 //     group.
 //   - Members present answer NON_EMPTY_GROUP; an unknown ID
 //     GROUP_ID_NOT_FOUND.
-//   - KIP-848 consumer groups arrive with their coordinator.
+//   - A KIP-848 consumer group is deleted with its committed offsets.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -25,10 +25,15 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = id
 		var err error
-		if t, _ := b.groupRegistry.TypeOf(id); t == group.TypeClassic {
+		switch t, _ := b.groupRegistry.TypeOf(id); {
+		case t == group.TypeClassic:
 			err = b.classicGroups.Delete(id)
-		} else if err = b.shareGroups.Delete(id); err == nil {
-			b.shareParts.dropGroup(id)
+		case t == group.TypeConsumer:
+			err = b.consumerGroups.Delete(id)
+		default:
+			if err = b.shareGroups.Delete(id); err == nil {
+				b.shareParts.dropGroup(id)
+			}
 		}
 		g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err)
 		resp.Groups = append(resp.Groups, g)

@@ -49,6 +49,9 @@ type Broker struct {
 	metrics       *metrics
 	faults        faults // armed by the test API (faults.go)
 
+	// consumerGroups are KIP-848 consumer groups (68_consumer_group_heartbeat.go).
+	consumerGroups *group.ConsumerGroups
+
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
 	httpLn    net.Listener
@@ -86,7 +89,11 @@ func New(cfg Config) (*Broker, error) {
 		done:  make(chan struct{}),
 	}
 	b.groupRegistry = group.NewRegistry()
-	b.groupConfigs = group.NewConfigStore(r.share)
+	consumer, err := consumerConfig(r.props)
+	if err != nil {
+		return nil, err
+	}
+	b.groupConfigs = group.NewGroupConfigStore(r.share, consumer)
 	b.shareGroups, err = group.NewShareGroups(group.ShareOptions{
 		Clock:    r.Clock,
 		Broker:   r.share,
@@ -106,6 +113,17 @@ func New(cfg Config) (*Broker, error) {
 		Config:   classic,
 		Registry: b.groupRegistry,
 		Topics:   b.topicInfo,
+	})
+	if err != nil {
+		return nil, err
+	}
+	b.consumerGroups, err = group.NewConsumerGroups(group.ConsumerOptions{
+		Clock:      r.Clock,
+		Config:     consumer,
+		Configs:    b.groupConfigs,
+		Registry:   b.groupRegistry,
+		Topics:     b.topicInfo,
+		ListTopics: b.topicNames,
 	})
 	if err != nil {
 		return nil, err
@@ -286,6 +304,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.shareGroups.Close()
 	b.classicGroups.Close()
 	b.txns.Close()
+	b.consumerGroups.Close()
 	b.shareParts.timers.Close()
 	b.log.Info("stopped")
 	return nil

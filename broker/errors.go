@@ -109,6 +109,16 @@ func codeFor(err error) int16 {
 		return kerr.TransactionalIDNotFound.Code
 	case errors.Is(err, txn.ErrCoordinatorClosed):
 		return kerr.CoordinatorNotAvailable.Code
+	case errors.Is(err, group.ErrStaleMemberEpoch):
+		return kerr.StaleMemberEpoch.Code
+	case errors.Is(err, group.ErrUnreleasedInstanceID):
+		return kerr.UnreleasedInstanceID.Code
+	case errors.Is(err, group.ErrUnsupportedAssignor):
+		return kerr.UnsupportedAssignor.Code
+	case errors.Is(err, group.ErrInvalidRegularExpression):
+		return kerr.InvalidRegularExpression.Code
+	case errors.Is(err, group.ErrUnsupportedVersion):
+		return kerr.UnsupportedVersion.Code
 	case errors.Is(err, errInvalidRequest):
 		return kerr.InvalidRequest.Code
 	case errors.Is(err, errInvalidReplicationFactor):

@@ -13,16 +13,16 @@ import (
 type groupConfigDef struct {
 	name string
 	// def renders the default, derived from the broker config.
-	def func(c *ShareConfig) string
+	def func(c *groupBounds) string
 	// check validates one value against its type and the broker bounds.
-	check func(c *ShareConfig, name, value string) error
+	check func(c *groupBounds, name, value string) error
 }
 
 // intIn checks an INT config against a fixed floor and the broker's
 // min/max pair; bounds are read at check time since they come from the
 // broker config.
-func intIn(floor int64, bounds func(c *ShareConfig) (min, max int64, minName, maxName string)) func(*ShareConfig, string, string) error {
-	return func(c *ShareConfig, name, value string) error {
+func intIn(floor int64, bounds func(c *groupBounds) (min, max int64, minName, maxName string)) func(*groupBounds, string, string) error {
+	return func(c *groupBounds, name, value string) error {
 		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
 		if err != nil {
 			return fmt.Errorf("%w: invalid value %q for %s: not a 32-bit integer", ErrInvalidConfig, value, name)
@@ -44,62 +44,77 @@ func intIn(floor int64, bounds func(c *ShareConfig) (min, max int64, minName, ma
 	}
 }
 
-func fixedBounds(min, max int64, minName, maxName string) func(*ShareConfig) (int64, int64, string, string) {
-	return func(*ShareConfig) (int64, int64, string, string) { return min, max, minName, maxName }
+func fixedBounds(min, max int64, minName, maxName string) func(*groupBounds) (int64, int64, string, string) {
+	return func(*groupBounds) (int64, int64, string, string) { return min, max, minName, maxName }
 }
 
 func itoa(n int32) string { return strconv.FormatInt(int64(n), 10) }
 
-func constDef(v string) func(*ShareConfig) string { return func(*ShareConfig) string { return v } }
+func msString(d time.Duration) string { return strconv.FormatInt(d.Milliseconds(), 10) }
+
+// groupBounds is the broker configuration GROUP configs take their
+// defaults and bounds from.
+type groupBounds struct {
+	ShareConfig
+	consumer ConsumerConfig
+}
+
+func constDef(v string) func(*groupBounds) string { return func(*groupBounds) string { return v } }
 
 // groupConfigs is every GROUP config name Kafka accepts (share-groups.md
-// §5.6). The consumer.* and streams.* entries use Kafka's default broker
-// bounds (group.consumer.* and group.streams.*); they move to the consumer
-// coordinator's config when that exists.
+// §5.6). The consumer.* entries take their defaults and bounds from the
+// broker's group.consumer.* properties; the streams.* entries use Kafka's
+// default broker bounds (group.streams.*), as there are no streams groups.
 var groupConfigs = []groupConfigDef{
-	{"consumer.heartbeat.interval.ms", constDef("5000"),
-		intIn(1, fixedBounds(5000, 15000, "group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"))},
-	{"consumer.session.timeout.ms", constDef("45000"),
-		intIn(1, fixedBounds(45000, 60000, "group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"))},
+	{"consumer.heartbeat.interval.ms", func(c *groupBounds) string { return msString(c.consumer.HeartbeatInterval) },
+		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
+			return c.consumer.MinHeartbeatInterval.Milliseconds(), c.consumer.MaxHeartbeatInterval.Milliseconds(),
+				"group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"
+		})},
+	{"consumer.session.timeout.ms", func(c *groupBounds) string { return msString(c.consumer.SessionTimeout) },
+		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
+			return c.consumer.MinSessionTimeout.Milliseconds(), c.consumer.MaxSessionTimeout.Milliseconds(),
+				"group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"
+		})},
 	{"share.auto.offset.reset", constDef("latest"),
-		func(_ *ShareConfig, name, value string) error {
+		func(_ *groupBounds, name, value string) error {
 			if _, err := ParseOffsetReset(value); err != nil {
 				return fmt.Errorf("%w: invalid value %q for %s: %v", ErrInvalidConfig, value, name, err)
 			}
 			return nil
 		}},
-	{"share.delivery.count.limit", func(c *ShareConfig) string { return itoa(c.DeliveryCountLimit) },
-		intIn(2, func(c *ShareConfig) (int64, int64, string, string) {
+	{"share.delivery.count.limit", func(c *groupBounds) string { return itoa(c.DeliveryCountLimit) },
+		intIn(2, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinDeliveryCountLimit), int64(c.MaxDeliveryCountLimit), "group.share.min.delivery.count.limit", "group.share.max.delivery.count.limit"
 		})},
-	{"share.heartbeat.interval.ms", func(c *ShareConfig) string { return itoa(c.HeartbeatIntervalMs) },
-		intIn(1, func(c *ShareConfig) (int64, int64, string, string) {
+	{"share.heartbeat.interval.ms", func(c *groupBounds) string { return itoa(c.HeartbeatIntervalMs) },
+		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinHeartbeatIntervalMs), int64(c.MaxHeartbeatIntervalMs), "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"
 		})},
 	{"share.isolation.level", constDef("read_uncommitted"),
-		func(_ *ShareConfig, name, value string) error {
+		func(_ *groupBounds, name, value string) error {
 			if value != "read_committed" && value != "read_uncommitted" {
 				return fmt.Errorf("%w: invalid value %q for %s: must be read_committed or read_uncommitted", ErrInvalidConfig, value, name)
 			}
 			return nil
 		}},
-	{"share.partition.max.record.locks", func(c *ShareConfig) string { return itoa(c.PartitionMaxRecordLocks) },
-		intIn(100, func(c *ShareConfig) (int64, int64, string, string) {
+	{"share.partition.max.record.locks", func(c *groupBounds) string { return itoa(c.PartitionMaxRecordLocks) },
+		intIn(100, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinPartitionMaxRecordLocks), int64(c.MaxPartitionMaxRecordLocks), "group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks"
 		})},
-	{"share.record.lock.duration.ms", func(c *ShareConfig) string { return itoa(c.RecordLockDurationMs) },
-		intIn(1000, func(c *ShareConfig) (int64, int64, string, string) {
+	{"share.record.lock.duration.ms", func(c *groupBounds) string { return itoa(c.RecordLockDurationMs) },
+		intIn(1000, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinRecordLockDurationMs), int64(c.MaxRecordLockDurationMs), "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"
 		})},
 	{"share.renew.acknowledge.enable", constDef("true"),
-		func(_ *ShareConfig, name, value string) error {
+		func(_ *groupBounds, name, value string) error {
 			if _, ok := parseBool(value); !ok {
 				return fmt.Errorf("%w: invalid value %q for %s: must be true or false", ErrInvalidConfig, value, name)
 			}
 			return nil
 		}},
-	{"share.session.timeout.ms", func(c *ShareConfig) string { return itoa(c.SessionTimeoutMs) },
-		intIn(1, func(c *ShareConfig) (int64, int64, string, string) {
+	{"share.session.timeout.ms", func(c *groupBounds) string { return itoa(c.SessionTimeoutMs) },
+		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinSessionTimeoutMs), int64(c.MaxSessionTimeoutMs), "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"
 		})},
 	{"streams.heartbeat.interval.ms", constDef("5000"),
@@ -170,16 +185,23 @@ type ConfigEntry struct {
 // ConfigStore holds the GROUP config overrides of every group ID, whether or
 // not a group by that ID exists. It is safe for concurrent use.
 type ConfigStore struct {
-	broker ShareConfig // immutable after construction
+	broker groupBounds // immutable after construction
 
 	mu        sync.Mutex                   // guards overrides
 	overrides map[string]map[string]string // group ID -> name -> value
 }
 
 // NewConfigStore returns an empty store whose defaults and bounds come from
-// broker, which should have passed Validate.
+// broker, which should have passed Validate; consumer groups get Kafka's
+// defaults.
 func NewConfigStore(broker ShareConfig) *ConfigStore {
-	return &ConfigStore{broker: broker, overrides: make(map[string]map[string]string)}
+	return NewGroupConfigStore(broker, DefaultConsumerConfig())
+}
+
+// NewGroupConfigStore is NewConfigStore with the consumer group
+// configuration too.
+func NewGroupConfigStore(share ShareConfig, consumer ConsumerConfig) *ConfigStore {
+	return &ConfigStore{broker: groupBounds{ShareConfig: share, consumer: consumer}, overrides: make(map[string]map[string]string)}
 }
 
 // Alter applies ops to groupID's overrides, all or nothing. The resulting

@@ -60,3 +60,22 @@ var (
 	// (COORDINATOR_NOT_AVAILABLE).
 	ErrCoordinatorNotAvailable = errors.New("coordinator not available")
 )
+
+// Sentinel errors of KIP-848 consumer groups.
+var (
+	// ErrStaleMemberEpoch: an offset commit or fetch carries an older
+	// member epoch than the member's (STALE_MEMBER_EPOCH).
+	ErrStaleMemberEpoch = errors.New("stale member epoch")
+	// ErrUnreleasedInstanceID: a static member joins with an instance ID
+	// another live member holds (UNRELEASED_INSTANCE_ID).
+	ErrUnreleasedInstanceID = errors.New("unreleased instance id")
+	// ErrUnsupportedAssignor: ServerAssignor names no assignor the broker
+	// has (UNSUPPORTED_ASSIGNOR).
+	ErrUnsupportedAssignor = errors.New("unsupported assignor")
+	// ErrInvalidRegularExpression: SubscribedTopicRegex does not compile
+	// (INVALID_REGULAR_EXPRESSION).
+	ErrInvalidRegularExpression = errors.New("invalid regular expression")
+	// ErrUnsupportedVersion: a consumer-protocol member commits with an
+	// OffsetCommit version below 9 (UNSUPPORTED_VERSION).
+	ErrUnsupportedVersion = errors.New("unsupported version")
+)

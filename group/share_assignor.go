@@ -48,6 +48,12 @@ type assignMember struct {
 // partition each); otherwise each topic is balanced over its own
 // subscribers and the results are unioned.
 func assignSimple(members []assignMember, topics map[string]TopicInfo, prev map[string]map[topicPartition]bool) map[string]map[topicPartition]bool {
+	return assignBalanced(members, topics, prev, 0)
+}
+
+// assignBalanced is assignSimple with at most maxSharing members on one
+// partition; 0 means no limit. The uniform consumer assignor passes 1.
+func assignBalanced(members []assignMember, topics map[string]TopicInfo, prev map[string]map[topicPartition]bool, maxSharing int) map[string]map[topicPartition]bool {
 	out := make(map[string]map[topicPartition]bool, len(members))
 	for _, m := range members {
 		out[m.id] = make(map[topicPartition]bool)
@@ -71,7 +77,7 @@ func assignSimple(members []assignMember, topics map[string]TopicInfo, prev map[
 		for i, m := range members {
 			ids[i] = m.id
 		}
-		assignPool(ids, parts, prev, out)
+		assignPool(ids, parts, prev, out, maxSharing)
 		return out
 	}
 	subscribers := make(map[string][]string)
@@ -86,7 +92,7 @@ func assignSimple(members []assignMember, topics map[string]TopicInfo, prev map[
 	}
 	slices.Sort(names)
 	for _, t := range names {
-		assignPool(subscribers[t], appendPartitions(nil, topics, t), prev, out)
+		assignPool(subscribers[t], appendPartitions(nil, topics, t), prev, out, maxSharing)
 	}
 	return out
 }
@@ -111,12 +117,19 @@ func appendPartitions(parts []topicPartition, topics map[string]TopicInfo, name 
 // ceil(6(i+1)/5) - ceil(6i/5) = [2,1,1,1,1]. Walking the partitions with a
 // round-robin cursor over under-quota members gives p0 to members 0,1,2 and
 // p1 to members 3,4,0.
-func assignPool(members []string, parts []topicPartition, prev map[string]map[topicPartition]bool, out map[string]map[topicPartition]bool) {
+//
+// With maxSharing 1 and more members than partitions, slots = p < m and
+// the quotas are 0 or 1: the first members by position get one partition
+// each, the rest none.
+func assignPool(members []string, parts []topicPartition, prev map[string]map[topicPartition]bool, out map[string]map[topicPartition]bool, maxSharing int) {
 	m, p := len(members), len(parts)
 	if m == 0 || p == 0 {
 		return
 	}
 	sharing := (m + p - 1) / p
+	if maxSharing > 0 {
+		sharing = min(sharing, maxSharing)
+	}
 	slots := sharing * p
 	// Quotas in integer arithmetic: ceil(slots*(i+1)/m) - ceil(slots*i/m).
 	// Kafka computes the same in doubles; exact integers avoid an

@@ -1,0 +1,67 @@
+package broker
+
+// ConsumerGroupDescribe (key 69), v0-v1: KIP-848 consumer groups.
+//
+//   - Each group: state (Empty, Assigning, Reconciling, Stable), group and
+//     assignment epochs, the assignor of its target assignment, and its
+//     members in join order with their current and target assignments.
+//   - An empty ID answers INVALID_GROUP_ID; an unknown ID or a group of
+//     another type GROUP_ID_NOT_FOUND, as in Kafka.
+//   - v1 adds MemberType: 1 (consumer protocol) for every member, as no
+//     classic member joins a consumer group here.
+//   - IncludeAuthorizedOperations: there are no ACLs, so every group
+//     operation is allowed.
+
+import (
+	"math"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/group"
+)
+
+func init() { register(69, 0, 1, handleConsumerGroupDescribe) }
+
+func handleConsumerGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
+	req := r.body.(*kmsg.ConsumerGroupDescribeRequest)
+	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
+	for _, d := range b.consumerGroups.Describe(req.Groups) {
+		g := kmsg.NewConsumerGroupDescribeResponseGroup()
+		g.Group = d.GroupID
+		g.AuthorizedOperations = math.MinInt32
+		if d.Err != nil {
+			g.ErrorCode, g.ErrorMessage = codeFor(d.Err), errMessage(d.Err)
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
+		if req.IncludeAuthorizedOperations {
+			g.AuthorizedOperations = allGroupOperations
+		}
+		g.State, g.Epoch, g.AssignmentEpoch, g.AssignorName = string(d.State), d.GroupEpoch, d.AssignmentEpoch, d.AssignorName
+		for _, m := range d.Members {
+			gm := kmsg.NewConsumerGroupDescribeResponseGroupMember()
+			gm.MemberID, gm.InstanceID, gm.RackID, gm.MemberEpoch = m.MemberID, m.InstanceID, m.RackID, m.MemberEpoch
+			gm.ClientID, gm.ClientHost, gm.SubscribedTopics = m.ClientID, m.ClientHost, m.SubscribedTopicNames
+			gm.SubscribedTopicRegex = m.SubscribedTopicRegex
+			if gm.SubscribedTopics == nil {
+				gm.SubscribedTopics = []string{}
+			}
+			gm.Assignment, gm.TargetAssignment = kmsgAssignment(m.Assignment), kmsgAssignment(m.TargetAssignment)
+			gm.MemberType = 1
+			g.Members = append(g.Members, gm)
+		}
+		resp.Groups = append(resp.Groups, g)
+	}
+	return resp, nil
+}
+
+func kmsgAssignment(tps []group.TopicPartitions) kmsg.Assignment {
+	a := kmsg.NewAssignment()
+	a.TopicPartitions = []kmsg.AssignmentTopicPartition{}
+	for _, tp := range tps {
+		t := kmsg.NewAssignmentTopicPartition()
+		t.TopicID, t.Topic, t.Partitions = tp.TopicID, tp.Topic, tp.Partitions
+		a.TopicPartitions = append(a.TopicPartitions, t)
+	}
+	return a
+}
