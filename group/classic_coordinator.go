@@ -51,10 +51,10 @@ type ClassicGroups struct {
 	newID    func() string
 	timers   *locktimer.Service
 
-	mu             sync.Mutex // guards the fields below
-	groups         map[string]*classicGroup
-	retentionArmed bool
-	closed         bool
+	mu        sync.Mutex // guards the fields below
+	groups    map[string]*classicGroup
+	retention retentionLoop
+	closed    bool
 }
 
 // NewClassicGroups validates o and returns an empty coordinator. Its offset

@@ -71,6 +71,21 @@ type CommitPartition struct {
 	ExpireAt time.Time
 }
 
+// commitPartitionErr applies the per-partition rules of commit-stored
+// (docs/groups.md) to one committed partition: it must exist, and its
+// metadata must fit offset.metadata.max.bytes. Every commit path (classic,
+// KIP-848, transactional) checks through it.
+func commitPartitionErr(topic string, info TopicInfo, known bool, p CommitPartition, maxMetadata int32) error {
+	switch {
+	case !known || p.Partition < 0 || p.Partition >= info.Partitions:
+		return fmt.Errorf("%w: %s-%d", ErrUnknownTopicOrPartition, topic, p.Partition)
+	case p.Metadata != nil && len(*p.Metadata) > int(maxMetadata):
+		return fmt.Errorf("%w: %d bytes, more than offset.metadata.max.bytes (%d)",
+			ErrOffsetMetadataTooLarge, len(*p.Metadata), maxMetadata)
+	}
+	return nil
+}
+
 // Commit handles OffsetCommit (commit-checks, commit-simple, commit-stored).
 // A group-level error applies to every partition; otherwise the result holds
 // one error (or nil) per partition, shaped like in.Topics.
@@ -89,13 +104,8 @@ func (s *ClassicGroups) Commit(in CommitInput) ([][]error, error) {
 			errs[i] = make([]error, len(t.Partitions))
 			info, known := s.resolve(t.Topic)
 			for j, p := range t.Partitions {
-				switch {
-				case !known || p.Partition < 0 || p.Partition >= info.Partitions:
-					errs[i][j] = fmt.Errorf("%w: %s-%d", ErrUnknownTopicOrPartition, t.Topic, p.Partition)
-					continue
-				case p.Metadata != nil && len(*p.Metadata) > int(s.cfg.OffsetMetadataMaxBytes):
-					errs[i][j] = fmt.Errorf("%w: %d bytes, more than offset.metadata.max.bytes (%d)",
-						ErrOffsetMetadataTooLarge, len(*p.Metadata), s.cfg.OffsetMetadataMaxBytes)
+				if err := commitPartitionErr(t.Topic, info, known, p, s.cfg.OffsetMetadataMaxBytes); err != nil {
+					errs[i][j] = err
 					continue
 				}
 				c := committedOffset{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitTime: now, expireAt: p.ExpireAt}
@@ -284,19 +294,11 @@ func (s *ClassicGroups) DeleteOffsets(groupID string, topics []OffsetPartitions)
 // not armed; s.mu is held. The check runs every RetentionCheckInterval
 // while any classic group exists, so an idle broker has no timer for it.
 func (s *ClassicGroups) armRetentionLocked() {
-	if s.retentionArmed || s.closed {
+	if s.closed {
 		return
 	}
-	s.retentionArmed = true
-	s.timers.Schedule(s.clock.Now().Add(s.cfg.RetentionCheckInterval), func() {
-		s.expireOffsets(s.clock.Now())
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.retentionArmed = false
-		if len(s.groups) > 0 {
-			s.armRetentionLocked()
-		}
-	})
+	s.retention.armLocked(s.timers, s.clock, s.cfg.RetentionCheckInterval, &s.mu, s.expireOffsets,
+		func() bool { return len(s.groups) > 0 && !s.closed })
 }
 
 // expireOffsets applies retention at now: the offsets of a group without

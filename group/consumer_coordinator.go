@@ -49,10 +49,10 @@ type ConsumerGroups struct {
 	list     func() []string
 	timers   *locktimer.Service
 
-	mu             sync.Mutex // guards the fields below
-	groups         map[string]*consumerGroup
-	retentionArmed bool
-	closed         bool
+	mu        sync.Mutex // guards the fields below
+	groups    map[string]*consumerGroup
+	retention retentionLoop
+	closed    bool
 }
 
 // NewConsumerGroups validates o and returns an empty coordinator.

@@ -112,13 +112,8 @@ func (st *offsetStore) storeLocked(topics []CommitTopic, resolve TopicResolver, 
 		errs[i] = make([]error, len(t.Partitions))
 		info, known := resolve(t.Topic)
 		for j, p := range t.Partitions {
-			switch {
-			case !known || p.Partition < 0 || p.Partition >= info.Partitions:
-				errs[i][j] = fmt.Errorf("%w: %s-%d", ErrUnknownTopicOrPartition, t.Topic, p.Partition)
-				continue
-			case p.Metadata != nil && len(*p.Metadata) > int(maxMetadata):
-				errs[i][j] = fmt.Errorf("%w: %d bytes, more than offset.metadata.max.bytes (%d)",
-					ErrOffsetMetadataTooLarge, len(*p.Metadata), maxMetadata)
+			if err := commitPartitionErr(t.Topic, info, known, p, maxMetadata); err != nil {
+				errs[i][j] = err
 				continue
 			}
 			c := committedOffset{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitTime: now, expireAt: p.ExpireAt}
@@ -177,19 +172,11 @@ func fetchCommitted(committed map[offsetKey]committedOffset, topics []OffsetPart
 // s.mu is held. It runs every RetentionCheckInterval while any consumer
 // group exists.
 func (s *ConsumerGroups) armRetentionLocked() {
-	if s.retentionArmed || s.closed {
+	if s.closed {
 		return
 	}
-	s.retentionArmed = true
-	s.timers.Schedule(s.clock.Now().Add(s.cfg.RetentionCheckInterval), func() {
-		s.expireOffsets(s.clock.Now())
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		s.retentionArmed = false
-		if len(s.groups) > 0 {
-			s.armRetentionLocked()
-		}
-	})
+	s.retention.armLocked(s.timers, s.clock, s.cfg.RetentionCheckInterval, &s.mu, s.expireOffsets,
+		func() bool { return len(s.groups) > 0 && !s.closed })
 }
 
 // expireOffsets applies retention at now (groups.md retention): the offsets

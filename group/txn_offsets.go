@@ -43,13 +43,8 @@ func (s *ClassicGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 			errs[i] = make([]error, len(t.Partitions))
 			info, known := s.resolve(t.Topic)
 			for j, p := range t.Partitions {
-				switch {
-				case !known || p.Partition < 0 || p.Partition >= info.Partitions:
-					errs[i][j] = fmt.Errorf("%w: %s-%d", ErrUnknownTopicOrPartition, t.Topic, p.Partition)
-					continue
-				case p.Metadata != nil && len(*p.Metadata) > int(s.cfg.OffsetMetadataMaxBytes):
-					errs[i][j] = fmt.Errorf("%w: %d bytes, more than offset.metadata.max.bytes (%d)",
-						ErrOffsetMetadataTooLarge, len(*p.Metadata), s.cfg.OffsetMetadataMaxBytes)
+				if err := commitPartitionErr(t.Topic, info, known, p, s.cfg.OffsetMetadataMaxBytes); err != nil {
+					errs[i][j] = err
 					continue
 				}
 				c := committedOffset{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitTime: now}
