@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"maps"
 	"testing"
 	"time"
 
@@ -39,9 +40,18 @@ var peers = []peer{
 
 func startSharebroker(tb testing.TB) (string, func()) {
 	tb.Helper()
+	return startSharebrokerProps(tb, nil)
+}
+
+// startSharebrokerProps is startSharebroker with extra broker properties,
+// which override the defaults.
+func startSharebrokerProps(tb testing.TB, extra map[string]string) (string, func()) {
+	tb.Helper()
+	props := map[string]string{"num.partitions": "4"}
+	maps.Copy(props, extra)
 	b, err := broker.New(broker.Config{
 		Listen: "127.0.0.1:0",
-		Props:  map[string]string{"num.partitions": "4"},
+		Props:  props,
 	})
 	if err != nil {
 		tb.Fatalf("broker.New: %v", err)
