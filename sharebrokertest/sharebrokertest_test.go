@@ -72,10 +72,50 @@ func TestStartConsumeAdvanceInspect(t *testing.T) {
 		t.Fatalf("lock deadline %s, want %s", r.LockDeadline, want)
 	}
 
-	b.Advance(30 * time.Second) // the default lock duration
+	// RENEW (KIP-1222) 10 s later: same owner and count, the deadline
+	// moves to 10 s + the full 30 s lock.
+	b.Advance(10 * time.Second)
+	ack := func(epoch int32, renew bool, typ int8) {
+		t.Helper()
+		req := kmsg.NewPtrShareAcknowledgeRequest()
+		req.GroupID, req.MemberID, req.ShareSessionEpoch, req.IsRenewAck = kmsg.StringPtr("g"), kmsg.StringPtr("worker-1"), epoch, renew
+		at := kmsg.NewShareAcknowledgeRequestTopic()
+		at.TopicID = tp.TopicID
+		ap := kmsg.NewShareAcknowledgeRequestTopicPartition()
+		ab := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+		ab.AcknowledgeTypes = []int8{typ}
+		ap.AcknowledgementBatches = append(ap.AcknowledgementBatches, ab)
+		at.Partitions = append(at.Partitions, ap)
+		req.Topics = append(req.Topics, at)
+		resp, err := req.RequestWith(ctx, admin)
+		if err != nil || resp.ErrorCode != 0 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
+			t.Fatalf("acknowledge type %d: %v %+v", typ, err, resp)
+		}
+	}
+	ack(1, true, 4)
+	window, _ = b.ShareGroup("g")
+	r = window.Partitions[0].Ranges[0]
+	if want := sharebrokertest.DefaultStart.Add(40 * time.Second).Format(time.RFC3339Nano); r.State != "ACQUIRED" ||
+		r.Owner != "worker-1" || r.DeliveryCount != 1 || r.LockDeadline != want {
+		t.Fatalf("after RENEW: %+v, want the lock until %s", r, want)
+	}
+
+	// Expiry: 30 s after the renewal the record is available again.
+	b.Advance(30 * time.Second)
 	window, _ = b.ShareGroup("g")
 	if r := window.Partitions[0].Ranges[0]; r.State != "AVAILABLE" || r.Owner != "" || r.DeliveryCount != 1 {
 		t.Fatalf("after the lock expired: %+v", r)
+	}
+
+	// Reacquire and ACCEPT: the window empties and the start moves past it.
+	fresp, err = sf.RequestWith(ctx, admin)
+	if err != nil || fresp.ErrorCode != 0 {
+		t.Fatalf("share fetch: %v %+v", err, fresp)
+	}
+	ack(-1, false, 1) // closing: acknowledge and end the session
+	window, _ = b.ShareGroup("g")
+	if p := window.Partitions[0]; p.SPSO != 1 || len(p.Ranges) != 0 {
+		t.Fatalf("after ACCEPT: %+v", p)
 	}
 
 	resp, err := (&http.Client{Timeout: 5 * time.Second}).Get("http://" + b.HTTPAddr + "/readyz")
