@@ -153,7 +153,6 @@ func benchTxnCopy(b *testing.B, p peer) {
 			kgo.ConsumerGroup(fmt.Sprintf("bench-txn-group-%d", i)),
 			kgo.ConsumeTopics(benchTopic),
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-			kgo.RequireStableFetchOffsets(),
 			kgo.WithHooks(&counter),
 		)
 		if err != nil {

@@ -288,3 +288,32 @@ func TestShareGroupLockDurationHonoured(t *testing.T) {
 		t.Fatalf("when the group's lock ends, m2 acquired %+v", p.AcquiredRecords)
 	}
 }
+
+// A group config changed after its share partitions exist reaches them:
+// the next lock taken uses the new duration.
+func TestShareGroupConfigChangeReachesExistingPartitions(t *testing.T) {
+	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
+	s := newRawShare(t, 1, clock)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.c.nc.RemoteAddr().String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+
+	if p := partitionOf(t, s.fetch(2, "m1", 0, nil, nil)); len(p.AcquiredRecords) != 1 {
+		t.Fatalf("m1 acquired %+v", p.AcquiredRecords) // locked for the default 30 s
+	}
+	setGroupConfig(t, ctx, cl, "g", "share.record.lock.duration.ms", "20000")
+	wantCode(t, "release", s.ack(2, "m1", 1, false, []ackSpec{{0, 0, []int8{2}}}).Topics[0].Partitions[0].ErrorCode, nil)
+	resp := s.fetch(2, "m1", 2, nil, nil) // reacquired under the new duration
+	if p := partitionOf(t, resp); len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].DeliveryCount != 2 || resp.AcquisitionLockTimeoutMillis != 20000 {
+		t.Fatalf("reacquired %+v with lock timeout %d", p.AcquiredRecords, resp.AcquisitionLockTimeoutMillis)
+	}
+	other := &rawShare{t: t, c: dialRaw(t, s.c.nc.RemoteAddr().String()), group: s.group, topicID: s.topicID}
+	clock.Advance(20 * time.Second)
+	if p := partitionOf(t, other.fetch(2, "m2", 0, nil, nil)); len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].DeliveryCount != 3 {
+		t.Fatalf("20 s after the reacquisition, m2 acquired %+v, want the record at delivery count 3", p.AcquiredRecords)
+	}
+}

@@ -88,6 +88,7 @@ func (b *Broker) alterGroupConfigs(groupID string, validateOnly bool,
 	}
 	if !validateOnly {
 		b.log.Info("group configs altered", attrGroup, groupID)
+		b.groupConfigChanged(groupID)
 	}
 	return nil
 }

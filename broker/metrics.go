@@ -134,12 +134,6 @@ func newMetrics(b *Broker, reg *prometheus.Registry) *metrics {
 	return m
 }
 
-// counterFunc adds a counter that reads an atomic share counter.
-func counterFunc(name, help string, labels prometheus.Labels, v *atomic.Int64) prometheus.Collector {
-	return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: labels},
-		func() float64 { return float64(v.Load()) })
-}
-
 // request counts one answered request and its handling time.
 func (m *metrics) request(key int16, resp kmsg.Response, err error, start time.Time) {
 	api := kmsg.NameForKey(key)

@@ -135,7 +135,6 @@ func TestKgoGroupTransactSessionCopiesExactlyOnce(t *testing.T) {
 			kgo.ConsumerGroup("eos-group"),
 			kgo.ConsumeTopics("eos-in"),
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-			kgo.RequireStableFetchOffsets(),
 			kgo.FetchMaxBytes(4096),
 			kgo.FetchMaxPartitionBytes(1024),
 		)
