@@ -7,6 +7,8 @@ package broker
 //     to answers GROUP_SUBSCRIBED_TO_TOPIC, a topic or partition that does
 //     not exist UNKNOWN_TOPIC_OR_PARTITION. A group without members may
 //     lose any offset.
+//   - Classic and KIP-848 consumer groups alike; for a KIP-848 group a topic
+//     is consumed when a member subscribes to it by name or by regex.
 //   - Group errors: GROUP_ID_NOT_FOUND (also for a share group's ID),
 //     INVALID_GROUP_ID, NON_EMPTY_GROUP for a group with members whose
 //     protocol type is not "consumer" (its subscriptions cannot be read).
@@ -30,7 +32,11 @@ func handleOffsetDelete(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		topics = append(topics, op)
 	}
-	errs, err := b.classicGroups.DeleteOffsets(req.Group, topics)
+	deleteOffsets := b.classicGroups.DeleteOffsets
+	if t, _ := b.groupRegistry.TypeOf(req.Group); t == group.TypeConsumer {
+		deleteOffsets = b.consumerGroups.DeleteOffsets
+	}
+	errs, err := deleteOffsets(req.Group, topics)
 	if err != nil {
 		resp.ErrorCode = codeFor(err)
 		return resp, nil

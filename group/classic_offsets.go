@@ -267,27 +267,38 @@ func (s *ClassicGroups) DeleteOffsets(groupID string, topics []OffsetPartitions)
 		if g.state != ClassicEmpty && g.protocolType != "consumer" {
 			return fmt.Errorf("%w: group %s has members and is not a consumer group", ErrNonEmptyGroup, groupID)
 		}
-		errs = make([][]error, len(topics))
-		for i, t := range topics {
-			errs[i] = make([]error, len(t.Partitions))
-			info, known := s.resolve(t.Topic)
-			// Without readable subscriptions every topic counts as
-			// consumed, as Kafka assumes.
-			consumed := g.state != ClassicEmpty && (g.subscribed == nil || g.subscribed[t.Topic])
-			for j, p := range t.Partitions {
-				switch {
-				case !known || p < 0 || p >= info.Partitions:
-					errs[i][j] = fmt.Errorf("%w: %s-%d", ErrUnknownTopicOrPartition, t.Topic, p)
-				case consumed:
-					errs[i][j] = fmt.Errorf("%w: group %s consumes %s", ErrGroupSubscribedToTopic, groupID, t.Topic)
-				default:
-					delete(g.offsets.committed, offsetKey{t.Topic, p})
-				}
-			}
-		}
+		// Without readable subscriptions every topic counts as consumed,
+		// as Kafka assumes.
+		errs = g.offsets.deleteLocked(groupID, topics, s.resolve, func(topic string) bool {
+			return g.state != ClassicEmpty && (g.subscribed == nil || g.subscribed[topic])
+		})
 		return nil
 	})
 	return errs, err
+}
+
+// deleteLocked removes the committed offsets of the named partitions
+// (offset-delete) and returns one error (or nil) per partition, shaped like
+// topics: a partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION,
+// one of a topic the group consumes GROUP_SUBSCRIBED_TO_TOPIC. The owning
+// group's lock is held.
+func (st *offsetStore) deleteLocked(groupID string, topics []OffsetPartitions, resolve TopicResolver, consumed func(topic string) bool) [][]error {
+	errs := make([][]error, len(topics))
+	for i, t := range topics {
+		errs[i] = make([]error, len(t.Partitions))
+		info, known := resolve(t.Topic)
+		for j, p := range t.Partitions {
+			switch {
+			case !known || p < 0 || p >= info.Partitions:
+				errs[i][j] = fmt.Errorf("%w: %s-%d", ErrUnknownTopicOrPartition, t.Topic, p)
+			case consumed(t.Topic):
+				errs[i][j] = fmt.Errorf("%w: group %s consumes %s", ErrGroupSubscribedToTopic, groupID, t.Topic)
+			default:
+				delete(st.committed, offsetKey{t.Topic, p})
+			}
+		}
+	}
+	return errs
 }
 
 // armRetentionLocked arms the offset retention check (retention) if it is

@@ -448,3 +448,36 @@ func Test848TimeoutsGroupConfigBoundsFollowBroker(t *testing.T) {
 		t.Fatalf("below group.consumer.min.heartbeat.interval.ms: %v", err)
 	}
 }
+
+// offset-delete for a KIP-848 group: a topic a member subscribes to is
+// consumed and keeps its offsets; another topic's offsets go.
+func TestConsumerDeleteOffsets(t *testing.T) {
+	e := newKEnv(t)
+	e.join("a", "A")
+	off := []CommitTopic{
+		{Topic: "A", Partitions: []CommitPartition{{Partition: 0, Offset: 3, LeaderEpoch: -1}}},
+		{Topic: "C", Partitions: []CommitPartition{{Partition: 1, Offset: 7, LeaderEpoch: -1}}},
+	}
+	if _, err := e.cg.Commit(CommitInput{GroupID: "g", MemberID: "a", Generation: 1, Topics: off}, 9); err != nil {
+		t.Fatal(err)
+	}
+	errs, err := e.cg.DeleteOffsets("g", []OffsetPartitions{
+		{Topic: "A", Partitions: []int32{0}},
+		{Topic: "C", Partitions: []int32{1, 9}},
+		{Topic: "nope", Partitions: []int32{0}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(errs[0][0], ErrGroupSubscribedToTopic) || errs[1][0] != nil ||
+		!errors.Is(errs[1][1], ErrUnknownTopicOrPartition) || !errors.Is(errs[2][0], ErrUnknownTopicOrPartition) {
+		t.Fatalf("per-partition errors %v", errs)
+	}
+	got, err := e.cg.Fetch("g", nil, -1, []OffsetPartitions{{Topic: "A", Partitions: []int32{0}}, {Topic: "C", Partitions: []int32{1}}})
+	if err != nil || got[0].Partitions[0].Offset != 3 || got[1].Partitions[0].Offset != -1 {
+		t.Fatalf("after delete: %+v %v", got, err)
+	}
+	if _, err := e.cg.DeleteOffsets("missing", nil); !errors.Is(err, ErrGroupIDNotFound) {
+		t.Fatalf("unknown group: %v", err)
+	}
+}

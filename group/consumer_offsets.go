@@ -83,6 +83,26 @@ func (s *ConsumerGroups) Fetch(groupID string, memberID *string, epoch int32, to
 	return fetchCommitted(committed, topics), nil
 }
 
+// DeleteOffsets handles OffsetDelete (offset-delete) for consumer group
+// groupID: offsets of topics no member subscribes to (by name or by its
+// regular expression) are removed; the result holds one error (or nil) per
+// partition, shaped like topics.
+func (s *ConsumerGroups) DeleteOffsets(groupID string, topics []OffsetPartitions) ([][]error, error) {
+	var errs [][]error
+	err := s.withGroup(groupID, func(g *consumerGroup) error {
+		errs = g.offsets.deleteLocked(groupID, topics, s.resolve, func(topic string) bool {
+			for _, m := range g.members {
+				if slices.Contains(m.topics, topic) || (m.re != nil && m.re.MatchString(topic)) {
+					return true
+				}
+			}
+			return false
+		})
+		return nil
+	})
+	return errs, err
+}
+
 // withGroup runs fn on consumer group id under its lock.
 func (s *ConsumerGroups) withGroup(id string, fn func(g *consumerGroup) error) error {
 	if id == "" {
