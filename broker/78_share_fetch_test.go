@@ -85,6 +85,20 @@ func (s *rawShare) fetch(version int16, member string, epoch int32, acks []ackSp
 	return s.c.request(req).(*kmsg.ShareFetchResponse)
 }
 
+// client returns a kgo client of the same broker, for admin requests such
+// as group configs, with a context bounded for the test.
+func (s *rawShare) client() (context.Context, *kgo.Client) {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	s.t.Cleanup(cancel)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(s.c.nc.RemoteAddr().String()))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(cl.Close)
+	return ctx, cl
+}
+
 // join makes member a member of the group, subscribed to topic, with a
 // ShareGroupHeartbeat; raw members need not join to fetch, but then the
 // group does not list them.
@@ -265,13 +279,7 @@ func TestShareDisconnectReleases(t *testing.T) {
 func TestShareGroupLockDurationHonoured(t *testing.T) {
 	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
 	s := newRawShare(t, 1, clock)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(s.c.nc.RemoteAddr().String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	ctx, cl := s.client()
 	setGroupConfig(t, ctx, cl, "g", "share.record.lock.duration.ms", "20000")
 
 	resp := s.fetch(2, "m1", 0, nil, nil)
@@ -294,13 +302,7 @@ func TestShareGroupLockDurationHonoured(t *testing.T) {
 func TestShareGroupConfigChangeReachesExistingPartitions(t *testing.T) {
 	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
 	s := newRawShare(t, 1, clock)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(s.c.nc.RemoteAddr().String()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
+	ctx, cl := s.client()
 
 	if p := partitionOf(t, s.fetch(2, "m1", 0, nil, nil)); len(p.AcquiredRecords) != 1 {
 		t.Fatalf("m1 acquired %+v", p.AcquiredRecords) // locked for the default 30 s

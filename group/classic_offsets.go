@@ -301,6 +301,22 @@ func (st *offsetStore) deleteLocked(groupID string, topics []OffsetPartitions, r
 	return errs
 }
 
+// expireLocked drops the committed offsets that retention no longer keeps
+// at now: an offset with an explicit expiry goes then, any other retention
+// after the time since returns for it (when its group became empty, or its
+// commit). The owning group's lock is held.
+func (st *offsetStore) expireLocked(now time.Time, retention time.Duration, since func(committedOffset) time.Time) {
+	for k, c := range st.committed {
+		expires := since(c).Add(retention)
+		if !c.expireAt.IsZero() {
+			expires = c.expireAt
+		}
+		if !now.Before(expires) {
+			delete(st.committed, k)
+		}
+	}
+}
+
 // armRetentionLocked arms the offset retention check (retention) if it is
 // not armed; s.mu is held. The check runs every RetentionCheckInterval
 // while any classic group exists, so an idle broker has no timer for it.
@@ -325,19 +341,12 @@ func (s *ClassicGroups) expireOffsets(now time.Time) {
 	for _, g := range groups {
 		g.mu.Lock()
 		if g.state == ClassicEmpty {
-			for k, c := range g.offsets.committed {
-				base := c.commitTime
+			g.offsets.expireLocked(now, s.cfg.OffsetsRetention, func(c committedOffset) time.Time {
 				if g.protocolType != "" {
-					base = g.stateSince
+					return g.stateSince
 				}
-				expires := base.Add(s.cfg.OffsetsRetention)
-				if !c.expireAt.IsZero() {
-					expires = c.expireAt
-				}
-				if !now.Before(expires) {
-					delete(g.offsets.committed, k)
-				}
-			}
+				return c.commitTime
+			})
 			if len(g.offsets.committed) == 0 && len(g.offsets.pending) == 0 && len(g.pending) == 0 {
 				drop = append(drop, g)
 			}

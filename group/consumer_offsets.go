@@ -209,15 +209,7 @@ func (s *ConsumerGroups) expireOffsets(now time.Time) {
 	for id, g := range s.groups {
 		g.mu.Lock()
 		if len(g.members) == 0 {
-			for k, c := range g.offsets.committed {
-				expires := g.emptySince.Add(s.cfg.OffsetsRetention)
-				if !c.expireAt.IsZero() {
-					expires = c.expireAt
-				}
-				if !now.Before(expires) {
-					delete(g.offsets.committed, k)
-				}
-			}
+			g.offsets.expireLocked(now, s.cfg.OffsetsRetention, func(committedOffset) time.Time { return g.emptySince })
 			if len(g.offsets.committed) == 0 {
 				g.deleted = true
 				delete(s.groups, id)
