@@ -17,8 +17,8 @@ package broker
 //   - v10 names topics by ID; an unknown ID answers UNKNOWN_TOPIC_ID.
 //   - A share group's ID answers GROUP_ID_NOT_FOUND (one-kind).
 //   - A KIP-848 consumer group's commit carries the member epoch in the
-//     generation field: an older epoch answers STALE_MEMBER_EPOCH, a newer
-//     one FENCED_MEMBER_EPOCH, an unknown member UNKNOWN_MEMBER_ID, and a
+//     generation field: any other epoch answers STALE_MEMBER_EPOCH, an
+//     unknown member UNKNOWN_MEMBER_ID, and a
 //     member committing below v9 UNSUPPORTED_VERSION (groups.md
 //     commit-checks). An admin commit (no member, epoch -1) is accepted
 //     while the group has no members.

@@ -9,15 +9,15 @@ package broker
 //   - v2+: null topics means every partition the group committed; the
 //     group's error is also answered at the top (v2-v7). v0-v1 carry it on
 //     every partition.
-//   - v7+ RequireStable: a partition of a classic group with a pending
-//     transactional commit answers UNSTABLE_OFFSET_COMMIT, and the client
-//     retries (require-stable). KIP-848 groups take no transactional
-//     commits yet, so none of theirs is ever unstable.
+//   - v7+ RequireStable: a partition with a pending transactional commit
+//     answers UNSTABLE_OFFSET_COMMIT, and the client retries
+//     (require-stable), in classic and KIP-848 groups alike.
 //   - v8+ carries several groups, each answered with its own error; v10
 //     names topics by ID (UNKNOWN_TOPIC_ID for an ID no topic has).
 //   - v9's member ID and epoch are checked for KIP-848 consumer groups
 //     (unknown member UNKNOWN_MEMBER_ID, another epoch STALE_MEMBER_EPOCH),
-//     not for classic ones; a null member ID or epoch -1 is an admin fetch.
+//     not for classic ones; a null member ID with a negative epoch is an
+//     admin fetch.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -151,7 +151,7 @@ func (b *Broker) fetchGroupOffsets(version int16, requireStable bool, rg kmsg.Of
 // its type; memberID and epoch are checked for consumer groups only.
 func (b *Broker) fetchOffsets(groupID string, memberID *string, epoch int32, topics []group.OffsetPartitions, requireStable bool) ([]group.FetchedTopic, error) {
 	if t, _ := b.groupRegistry.TypeOf(groupID); t == group.TypeConsumer {
-		return b.consumerGroups.Fetch(groupID, memberID, epoch, topics)
+		return b.consumerGroups.Fetch(groupID, memberID, epoch, topics, requireStable)
 	}
 	return b.classicGroups.FetchStable(groupID, topics, requireStable)
 }

@@ -9,9 +9,12 @@ package broker
 //     PRODUCER_FENCED (v3+; INVALID_PRODUCER_EPOCH before),
 //     CONCURRENT_TRANSACTIONS.
 //   - v3+ (KIP-447) GenerationId, MemberId and GroupInstanceId are checked
-//     against the classic group as OffsetCommit checks them:
-//     UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID. A rejected
-//     commit stores nothing. Generation -1 with no member is not checked.
+//     against the group as OffsetCommit checks them: UNKNOWN_MEMBER_ID,
+//     ILLEGAL_GENERATION, FENCED_INSTANCE_ID; for a KIP-848 group the
+//     generation is the member epoch and a wrong one is ILLEGAL_GENERATION
+//     too (the API has no STALE_MEMBER_EPOCH). A rejected commit stores
+//     nothing. Generation -1 with no member is not checked; a generation
+//     for a group that does not exist is ILLEGAL_GENERATION.
 //   - Unknown topics or partitions are UNKNOWN_TOPIC_OR_PARTITION, metadata
 //     above offset.metadata.max.bytes OFFSET_METADATA_TOO_LARGE, per
 //     partition.
@@ -52,7 +55,11 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	var errs [][]error
 	err := b.txns.CheckOffsetCommit(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
 	if err == nil {
-		errs, err = b.classicGroups.TxnCommit(in)
+		if t, _ := b.groupRegistry.TypeOf(in.GroupID); t == group.TypeConsumer {
+			errs, err = b.consumerGroups.TxnCommit(in)
+		} else {
+			errs, err = b.classicGroups.TxnCommit(in)
+		}
 	}
 	for i, rt := range req.Topics {
 		st := kmsg.NewTxnOffsetCommitResponseTopic()

@@ -102,12 +102,29 @@ func (r *committedReader) counts() map[string]int {
 
 // TestKgoGroupTransactSessionCopiesExactlyOnce (end-txn, txn-offset-commit,
 // read-committed-fetch, require-stable): two kgo GroupTransactSession
-// members copy topic A to topic B; one leaves mid-way. A read_committed
-// reader of B sees every input record exactly once.
+// members of a classic group copy topic A to topic B; one leaves mid-way.
+// A read_committed reader of B sees every input record exactly once.
 func TestKgoGroupTransactSessionCopiesExactlyOnce(t *testing.T) {
+	testGroupTransactSessionCopy(t, nil)
+}
+
+// TestKgoGroupTransactSession848CopiesExactlyOnce (txn-offset-commit-848,
+// end-txn, require-stable): the same with a KIP-848 consumer group, the
+// members' transactional commits carrying their member epochs.
+func TestKgoGroupTransactSession848CopiesExactlyOnce(t *testing.T) {
+	// A short heartbeat interval, so the member that stays takes over the
+	// leaver's partitions within milliseconds.
+	props := map[string]string{
+		"group.consumer.heartbeat.interval.ms":     "100",
+		"group.consumer.min.heartbeat.interval.ms": "10",
+	}
+	testGroupTransactSessionCopy(t, props, kgo.ServerSideBalancer())
+}
+
+func testGroupTransactSessionCopy(t *testing.T, props map[string]string, groupOpts ...kgo.Opt) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, addr := startBroker(t, broker.Config{})
+	_, addr := startBroker(t, broker.Config{Props: props})
 	const n = 400
 	txnCreateTopics(ctx, t, addr, 4, "eos-in", "eos-out")
 
@@ -129,15 +146,15 @@ func TestKgoGroupTransactSessionCopiesExactlyOnce(t *testing.T) {
 	// the group. Only polling watches stop, so no transaction is left open.
 	stop := make(chan struct{})
 	run := func(name string, leaveAfter int) error {
-		sess, err := kgo.NewGroupTransactSession(
+		sess, err := kgo.NewGroupTransactSession(append([]kgo.Opt{
 			kgo.SeedBrokers(addr),
-			kgo.TransactionalID("eos-"+name),
+			kgo.TransactionalID("eos-" + name),
 			kgo.ConsumerGroup("eos-group"),
 			kgo.ConsumeTopics("eos-in"),
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 			kgo.FetchMaxBytes(4096),
 			kgo.FetchMaxPartitionBytes(1024),
-		)
+		}, groupOpts...)...)
 		if err != nil {
 			return err
 		}

@@ -44,7 +44,10 @@ func (b *Broker) completeTxn(c txn.Completion) {
 		}
 	}
 	for _, g := range c.Groups {
+		// The group is of one kind at a time; the other coordinator
+		// finds nothing to settle.
 		b.classicGroups.CompleteTxn(g, c.ProducerID, c.Commit)
+		b.consumerGroups.CompleteTxn(g, c.ProducerID, c.Commit)
 	}
 	b.log.Debug("transaction completed", "transactional_id", c.TransactionalID,
 		"producer_id", c.ProducerID, "commit", c.Commit, "partitions", len(c.Partitions))

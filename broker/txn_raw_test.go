@@ -278,3 +278,71 @@ func TestTxnInspectionRaw(t *testing.T) {
 	}
 	code(t, "unknown partition", parts[1].ErrorCode, kerr.UnknownTopicOrPartition)
 }
+
+// join848 sends one ConsumerGroupHeartbeat for member id at epoch
+// (0 joins) subscribed to topic, and returns the member's epoch.
+func (c *rawConn) join848(group, id string, epoch int32, topic string) int32 {
+	c.t.Helper()
+	req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	req.Group, req.MemberID, req.MemberEpoch = group, id, epoch
+	req.RebalanceTimeoutMillis = 30000
+	req.SubscribedTopicNames = []string{topic}
+	req.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	resp := c.request(req).(*kmsg.ConsumerGroupHeartbeatResponse)
+	if err := kerr.ErrorForCode(resp.ErrorCode); err != nil {
+		c.t.Fatalf("consumer group heartbeat of %s: %v", id, err)
+	}
+	return resp.MemberEpoch
+}
+
+// TestTxnOffsetCommit848Raw (txn-offset-commit-848, require-stable,
+// end-txn): transactional commits to a KIP-848 group are checked against
+// the member's epoch, wait as pending until EndTxn, and are applied on
+// commit and dropped on abort.
+func TestTxnOffsetCommit848Raw(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	c := dialRaw(t, addr)
+	c.createTopics("kin", "kout")
+	const a, b = "member-a-0000000000000", "member-b-0000000000000"
+	c.join848("kg", a, 0, "kin")
+	c.join848("kg", b, 0, "kin") // the group's epoch moves to 2
+	epoch := c.join848("kg", a, 1, "kin")
+	if epoch != 2 {
+		t.Fatalf("member a at epoch %d after b joined, want 2", epoch)
+	}
+
+	pid, pe, ec := c.initTxn("k", 60_000)
+	code(t, "init", ec, nil)
+	code(t, "add offsets", c.addOffsets("k", pid, pe, "kg"), nil)
+	code(t, "older epoch", c.txnCommit("k", pid, pe, "kg", a, epoch-1, "kin", 99), kerr.IllegalGeneration)
+	code(t, "newer epoch", c.txnCommit("k", pid, pe, "kg", a, epoch+1, "kin", 99), kerr.IllegalGeneration)
+	code(t, "unknown member", c.txnCommit("k", pid, pe, "kg", "ghost", epoch, "kin", 99), kerr.UnknownMemberID)
+	if off, ec := c.offsetFetch("kg", "kin", true); off != -1 || ec != 0 {
+		t.Fatalf("after rejected commits: offset %d error %v, want -1 and none", off, kerr.ErrorForCode(ec))
+	}
+
+	code(t, "commit at the member's epoch", c.txnCommit("k", pid, pe, "kg", a, epoch, "kin", 5), nil)
+	if _, ec := c.offsetFetch("kg", "kin", true); ec != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("require-stable with a pending commit: %v", kerr.ErrorForCode(ec))
+	}
+	if off, ec := c.offsetFetch("kg", "kin", false); off != -1 || ec != 0 {
+		t.Fatalf("pending commit visible: offset %d error %v", off, kerr.ErrorForCode(ec))
+	}
+	code(t, "end commit", c.endTxn("k", pid, pe, true), nil)
+	if off, ec := c.offsetFetch("kg", "kin", true); off != 5 || ec != 0 {
+		t.Fatalf("after commit: offset %d error %v, want 5", off, kerr.ErrorForCode(ec))
+	}
+
+	// A commit without member, instance or generation is not checked, even
+	// with members; aborted, it is dropped.
+	code(t, "add offsets", c.addOffsets("k", pid, pe, "kg"), nil)
+	code(t, "unchecked commit", c.txnCommit("k", pid, pe, "kg", "", -1, "kin", 8), nil)
+	code(t, "end abort", c.endTxn("k", pid, pe, false), nil)
+	if off, ec := c.offsetFetch("kg", "kin", true); off != 5 || ec != 0 {
+		t.Fatalf("after abort: offset %d error %v, want 5", off, kerr.ErrorForCode(ec))
+	}
+
+	// A generation for a group that does not exist is ILLEGAL_GENERATION.
+	code(t, "add offsets", c.addOffsets("k", pid, pe, "nogroup"), nil)
+	code(t, "unknown group", c.txnCommit("k", pid, pe, "nogroup", a, 3, "kin", 1), kerr.IllegalGeneration)
+}

@@ -1,7 +1,6 @@
 package group
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -98,29 +97,7 @@ func (s *ClassicGroups) Commit(in CommitInput) ([][]error, error) {
 		if err := g.validateCommitLocked(&in); err != nil {
 			return err
 		}
-		now := s.clock.Now()
-		errs = make([][]error, len(in.Topics))
-		for i, t := range in.Topics {
-			errs[i] = make([]error, len(t.Partitions))
-			info, known := s.resolve(t.Topic)
-			for j, p := range t.Partitions {
-				if err := commitPartitionErr(t.Topic, info, known, p, s.cfg.OffsetMetadataMaxBytes); err != nil {
-					errs[i][j] = err
-					continue
-				}
-				c := committedOffset{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitTime: now, expireAt: p.ExpireAt}
-				if p.Metadata != nil {
-					c.metadata = *p.Metadata
-				}
-				if !p.CommitTime.IsZero() {
-					c.commitTime = p.CommitTime
-				}
-				if g.offsets.committed == nil {
-					g.offsets.committed = make(map[offsetKey]committedOffset)
-				}
-				g.offsets.committed[offsetKey{t.Topic, p.Partition}] = c
-			}
-		}
+		errs = g.offsets.storeLocked(in.Topics, s.resolve, s.cfg.OffsetMetadataMaxBytes, s.clock.Now())
 		return nil
 	})
 	if errors.Is(err, ErrGroupIDNotFound) && in.Generation >= 0 && !in.UnknownGroupIsNotFound {
@@ -200,17 +177,9 @@ func (s *ClassicGroups) FetchStable(groupID string, topics []OffsetPartitions, r
 	if groupID == "" {
 		return nil, fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
 	}
-	var committed map[offsetKey]committedOffset
-	unstable := make(map[offsetKey]bool)
+	var out []FetchedTopic
 	err := s.withOffsetGroup(groupID, false, func(g *classicGroup) error {
-		committed = maps.Clone(g.offsets.committed)
-		if requireStable {
-			for _, m := range g.offsets.pending {
-				for k := range m {
-					unstable[k] = true
-				}
-			}
-		}
+		out = g.offsets.fetchLocked(topics, requireStable)
 		return nil
 	})
 	if err != nil {
@@ -218,39 +187,7 @@ func (s *ClassicGroups) FetchStable(groupID string, topics []OffsetPartitions, r
 		if t, ok := s.registry.TypeOf(groupID); ok && t != TypeClassic || !errors.Is(err, ErrGroupIDNotFound) {
 			return nil, err
 		}
-	}
-	fetched := func(k offsetKey) FetchedOffset {
-		if unstable[k] {
-			return FetchedOffset{Partition: k.partition, Offset: -1, LeaderEpoch: -1,
-				Err: fmt.Errorf("%w: %s-%d has a pending transactional commit", ErrUnstableOffsetCommit, k.topic, k.partition)}
-		}
-		c, ok := committed[k]
-		if !ok {
-			return FetchedOffset{Partition: k.partition, Offset: -1, LeaderEpoch: -1}
-		}
-		return FetchedOffset{Partition: k.partition, Offset: c.offset, LeaderEpoch: c.leaderEpoch, Metadata: c.metadata}
-	}
-	var out []FetchedTopic
-	if topics == nil {
-		keys := slices.SortedFunc(maps.Keys(committed), func(a, b offsetKey) int {
-			return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
-		})
-		for _, k := range keys {
-			if len(out) == 0 || out[len(out)-1].Topic != k.topic {
-				out = append(out, FetchedTopic{Topic: k.topic})
-			}
-			last := &out[len(out)-1]
-			last.Partitions = append(last.Partitions, fetched(k))
-		}
-		return out, nil
-	}
-	out = make([]FetchedTopic, 0, len(topics))
-	for _, t := range topics {
-		ft := FetchedTopic{Topic: t.Topic, Partitions: make([]FetchedOffset, 0, len(t.Partitions))}
-		for _, p := range t.Partitions {
-			ft.Partitions = append(ft.Partitions, fetched(offsetKey{t.Topic, p}))
-		}
-		out = append(out, ft)
+		return (&offsetStore{}).fetchLocked(topics, false), nil
 	}
 	return out, nil
 }

@@ -352,7 +352,7 @@ func TestConsumerCommitChecks(t *testing.T) {
 	}{
 		{"member at its epoch", CommitInput{MemberID: "a", Generation: 1}, 9, nil},
 		{"stale epoch", CommitInput{MemberID: "b", Generation: 1}, 9, ErrStaleMemberEpoch},
-		{"future epoch", CommitInput{MemberID: "a", Generation: 3}, 9, ErrFencedMemberEpoch},
+		{"future epoch", CommitInput{MemberID: "a", Generation: 3}, 9, ErrStaleMemberEpoch},
 		{"unknown member", CommitInput{MemberID: "zz", Generation: 1}, 9, ErrUnknownMemberID},
 		{"admin commit with members", CommitInput{Generation: -1}, 9, ErrUnknownMemberID},
 		{"old version", CommitInput{MemberID: "a", Generation: 1}, 8, ErrUnsupportedVersion},
@@ -365,10 +365,10 @@ func TestConsumerCommitChecks(t *testing.T) {
 		}
 	}
 	id := "b"
-	if _, err := e.cg.Fetch("g", &id, 1, nil); !errors.Is(err, ErrStaleMemberEpoch) {
+	if _, err := e.cg.Fetch("g", &id, 1, nil, false); !errors.Is(err, ErrStaleMemberEpoch) {
 		t.Errorf("fetch with stale epoch: %v", err)
 	}
-	got, err := e.cg.Fetch("g", nil, -1, []OffsetPartitions{{Topic: "A", Partitions: []int32{0, 1}}})
+	got, err := e.cg.Fetch("g", nil, -1, []OffsetPartitions{{Topic: "A", Partitions: []int32{0, 1}}}, false)
 	if err != nil || got[0].Partitions[0].Offset != 7 || got[0].Partitions[1].Offset != -1 {
 		t.Fatalf("fetch: %+v %v", got, err)
 	}
@@ -412,19 +412,19 @@ func TestConsumerOffsetsRetention(t *testing.T) {
 		e.clock.Advance(30 * time.Second)
 		e.beat("a", 1, nil)
 	}
-	if got, err := e.cg.Fetch("g", nil, -1, nil); err != nil || len(got) != 1 {
+	if got, err := e.cg.Fetch("g", nil, -1, nil, false); err != nil || len(got) != 1 {
 		t.Fatalf("offsets of a live group: %+v %v", got, err)
 	}
 	e.beat("a", -1, nil)
 	e.clock.Advance(9 * time.Minute)
-	if got, err := e.cg.Fetch("g", nil, -1, nil); err != nil || len(got) != 1 {
+	if got, err := e.cg.Fetch("g", nil, -1, nil, false); err != nil || len(got) != 1 {
 		t.Fatalf("offsets before retention: %+v %v", got, err)
 	}
 	if d := e.cg.List(); len(d) != 1 || d[0].State != ConsumerEmpty {
 		t.Fatalf("list: %+v", d)
 	}
 	e.clock.Advance(2 * time.Minute)
-	if _, err := e.cg.Fetch("g", nil, -1, nil); !errors.Is(err, ErrGroupIDNotFound) {
+	if _, err := e.cg.Fetch("g", nil, -1, nil, false); !errors.Is(err, ErrGroupIDNotFound) {
 		t.Fatalf("after retention the group should be gone: %v", err)
 	}
 	if _, ok := e.reg.TypeOf("g"); ok {
@@ -473,7 +473,7 @@ func TestConsumerDeleteOffsets(t *testing.T) {
 		!errors.Is(errs[1][1], ErrUnknownTopicOrPartition) || !errors.Is(errs[2][0], ErrUnknownTopicOrPartition) {
 		t.Fatalf("per-partition errors %v", errs)
 	}
-	got, err := e.cg.Fetch("g", nil, -1, []OffsetPartitions{{Topic: "A", Partitions: []int32{0}}, {Topic: "C", Partitions: []int32{1}}})
+	got, err := e.cg.Fetch("g", nil, -1, []OffsetPartitions{{Topic: "A", Partitions: []int32{0}}, {Topic: "C", Partitions: []int32{1}}}, false)
 	if err != nil || got[0].Partitions[0].Offset != 3 || got[1].Partitions[0].Offset != -1 {
 		t.Fatalf("after delete: %+v %v", got, err)
 	}

@@ -32,8 +32,7 @@ func (s *ConsumerGroups) Commit(in CommitInput, version int16) ([][]error, error
 
 // validateCommitLocked is commit-checks for a consumer group: a commit
 // without member ID and a negative epoch is an admin commit, accepted with
-// no members; otherwise the member must exist and the epoch be its own
-// (older: STALE_MEMBER_EPOCH, newer: FENCED_MEMBER_EPOCH).
+// no members; otherwise the member must exist and the epoch be its own.
 func (g *consumerGroup) validateCommitLocked(in *CommitInput, version int16) error {
 	if in.Generation < 0 && in.MemberID == "" && len(g.members) == 0 {
 		return nil
@@ -48,39 +47,40 @@ func (g *consumerGroup) validateCommitLocked(in *CommitInput, version int16) err
 	return checkMemberEpoch(m, in.Generation)
 }
 
+// checkMemberEpoch is the epoch half of commit-checks: any epoch but the
+// member's own is STALE_MEMBER_EPOCH, older or newer alike, as Kafka 4's
+// ConsumerGroup.validateMemberEpoch has it.
 func checkMemberEpoch(m *consumerMember, epoch int32) error {
-	switch {
-	case epoch > m.epoch:
-		return fmt.Errorf("%w: member %s has epoch %d, the request carried %d", ErrFencedMemberEpoch, m.id, m.epoch, epoch)
-	case epoch < m.epoch:
+	if epoch != m.epoch {
 		return fmt.Errorf("%w: member %s has epoch %d, the request carried %d", ErrStaleMemberEpoch, m.id, m.epoch, epoch)
 	}
 	return nil
 }
 
-// Fetch handles OffsetFetch for consumer group groupID. memberID nil (or
-// epoch -1) is an admin fetch; otherwise the member must exist
-// (UNKNOWN_MEMBER_ID) at that epoch (STALE_MEMBER_EPOCH), as Kafka checks
-// for OffsetFetch v9+.
-func (s *ConsumerGroups) Fetch(groupID string, memberID *string, epoch int32, topics []OffsetPartitions) ([]FetchedTopic, error) {
-	var committed map[offsetKey]committedOffset
+// Fetch handles OffsetFetch for consumer group groupID. With no member ID
+// and a negative epoch it is an admin fetch; otherwise the member must
+// exist (UNKNOWN_MEMBER_ID) at that epoch (STALE_MEMBER_EPOCH), as Kafka
+// checks for OffsetFetch v9+. requireStable is fetch-require-stable.
+func (s *ConsumerGroups) Fetch(groupID string, memberID *string, epoch int32, topics []OffsetPartitions, requireStable bool) ([]FetchedTopic, error) {
+	var out []FetchedTopic
 	err := s.withGroup(groupID, func(g *consumerGroup) error {
-		if memberID != nil && epoch >= 0 {
-			m := g.members[*memberID]
-			if m == nil {
-				return fmt.Errorf("%w: member %q is not in group %s", ErrUnknownMemberID, *memberID, g.id)
+		if memberID != nil || epoch >= 0 {
+			id := ""
+			if memberID != nil {
+				id = *memberID
 			}
-			if epoch != m.epoch {
-				return fmt.Errorf("%w: member %s has epoch %d, the request carried %d", ErrStaleMemberEpoch, m.id, m.epoch, epoch)
+			m := g.members[id]
+			if m == nil {
+				return fmt.Errorf("%w: member %q is not in group %s", ErrUnknownMemberID, id, g.id)
+			}
+			if err := checkMemberEpoch(m, epoch); err != nil {
+				return err
 			}
 		}
-		committed = maps.Clone(g.offsets.committed)
+		out = g.offsets.fetchLocked(topics, requireStable)
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return fetchCommitted(committed, topics), nil
+	return out, err
 }
 
 // DeleteOffsets handles OffsetDelete (offset-delete) for consumer group
@@ -127,6 +127,17 @@ func (s *ConsumerGroups) withGroup(id string, fn func(g *consumerGroup) error) e
 // storeLocked stores a commit's partitions (commit-stored) and returns one
 // error (or nil) per partition, shaped like topics.
 func (st *offsetStore) storeLocked(topics []CommitTopic, resolve TopicResolver, maxMetadata int32, now time.Time) [][]error {
+	if st.committed == nil {
+		st.committed = make(map[offsetKey]committedOffset)
+	}
+	return storeInto(st.committed, topics, resolve, maxMetadata, now)
+}
+
+// storeInto checks each partition of topics (commit-stored) and writes the
+// accepted ones into dst: the committed offsets, or one transaction's
+// pending ones. It returns one error (or nil) per partition, shaped like
+// topics.
+func storeInto(dst map[offsetKey]committedOffset, topics []CommitTopic, resolve TopicResolver, maxMetadata int32, now time.Time) [][]error {
 	errs := make([][]error, len(topics))
 	for i, t := range topics {
 		errs[i] = make([]error, len(t.Partitions))
@@ -143,21 +154,24 @@ func (st *offsetStore) storeLocked(topics []CommitTopic, resolve TopicResolver, 
 			if !p.CommitTime.IsZero() {
 				c.commitTime = p.CommitTime
 			}
-			if st.committed == nil {
-				st.committed = make(map[offsetKey]committedOffset)
-			}
-			st.committed[offsetKey{t.Topic, p.Partition}] = c
+			dst[offsetKey{t.Topic, p.Partition}] = c
 		}
 	}
 	return errs
 }
 
-// fetchCommitted answers OffsetFetch from a copy of a group's commits
-// (fetch): every requested partition, -1 without a commit; nil topics
-// means every committed partition, sorted.
-func fetchCommitted(committed map[offsetKey]committedOffset, topics []OffsetPartitions) []FetchedTopic {
+// fetchLocked answers OffsetFetch from the store (fetch): every requested
+// partition, -1 without a commit; nil topics means every committed
+// partition, sorted. With requireStable a partition with a pending
+// transactional commit carries ErrUnstableOffsetCommit instead
+// (require-stable).
+func (st *offsetStore) fetchLocked(topics []OffsetPartitions, requireStable bool) []FetchedTopic {
 	fetched := func(k offsetKey) FetchedOffset {
-		c, ok := committed[k]
+		if requireStable && st.pendingFor(k) {
+			return FetchedOffset{Partition: k.partition, Offset: -1, LeaderEpoch: -1,
+				Err: fmt.Errorf("%w: %s-%d has a pending transactional commit", ErrUnstableOffsetCommit, k.topic, k.partition)}
+		}
+		c, ok := st.committed[k]
 		if !ok {
 			return FetchedOffset{Partition: k.partition, Offset: -1, LeaderEpoch: -1}
 		}
@@ -165,7 +179,7 @@ func fetchCommitted(committed map[offsetKey]committedOffset, topics []OffsetPart
 	}
 	var out []FetchedTopic
 	if topics == nil {
-		keys := slices.SortedFunc(maps.Keys(committed), func(a, b offsetKey) int {
+		keys := slices.SortedFunc(maps.Keys(st.committed), func(a, b offsetKey) int {
 			return cmp.Or(cmp.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
 		})
 		for _, k := range keys {
@@ -202,7 +216,8 @@ func (s *ConsumerGroups) armRetentionLocked() {
 // expireOffsets applies retention at now (groups.md retention): the offsets
 // of a group without members expire OffsetsRetention after it became
 // empty, or at their explicit expiry; a group left with neither members
-// nor offsets is removed, as Kafka's cleanupGroupMetadata does.
+// nor offsets (committed or pending) is removed, as Kafka's
+// cleanupGroupMetadata does.
 func (s *ConsumerGroups) expireOffsets(now time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,7 +225,7 @@ func (s *ConsumerGroups) expireOffsets(now time.Time) {
 		g.mu.Lock()
 		if len(g.members) == 0 {
 			g.offsets.expireLocked(now, s.cfg.OffsetsRetention, func(committedOffset) time.Time { return g.emptySince })
-			if len(g.offsets.committed) == 0 {
+			if len(g.offsets.committed) == 0 && len(g.offsets.pending) == 0 {
 				g.deleted = true
 				delete(s.groups, id)
 				s.registry.Release(id, TypeConsumer)

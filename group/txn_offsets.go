@@ -3,6 +3,7 @@ package group
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrUnstableOffsetCommit: OffsetFetch with RequireStable for a partition
@@ -21,14 +22,15 @@ type TxnCommitInput struct {
 // A request that carries a member ID, instance ID or generation is checked
 // as KIP-447 asks, so a zombie whose group moved on stores nothing; one
 // without (generation -1, no member) is not checked, as Kafka's
-// ClassicGroup.validateOffsetCommit does for transactional commits. The
-// result is shaped like Commit's.
+// ClassicGroup.validateOffsetCommit does for transactional commits, and
+// creates the group if it does not exist. A generation for a group that
+// does not exist is ILLEGAL_GENERATION. The result is shaped like Commit's.
 func (s *ClassicGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 	if in.GroupID == "" {
 		return nil, fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
 	}
 	var errs [][]error
-	err := s.withOffsetGroup(in.GroupID, true, func(g *classicGroup) error {
+	err := s.withOffsetGroup(in.GroupID, in.Generation < 0, func(g *classicGroup) error {
 		if in.Generation >= 0 || in.MemberID != "" || in.InstanceID != nil {
 			if err := g.validateMemberLocked(in.MemberID, in.InstanceID); err != nil {
 				return err
@@ -37,31 +39,14 @@ func (s *ClassicGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 				return fmt.Errorf("%w: group %s is at generation %d, not %d", ErrIllegalGeneration, g.id, g.generation, in.Generation)
 			}
 		}
-		now := s.clock.Now()
-		errs = make([][]error, len(in.Topics))
-		for i, t := range in.Topics {
-			errs[i] = make([]error, len(t.Partitions))
-			info, known := s.resolve(t.Topic)
-			for j, p := range t.Partitions {
-				if err := commitPartitionErr(t.Topic, info, known, p, s.cfg.OffsetMetadataMaxBytes); err != nil {
-					errs[i][j] = err
-					continue
-				}
-				c := committedOffset{offset: p.Offset, leaderEpoch: p.LeaderEpoch, commitTime: now}
-				if p.Metadata != nil {
-					c.metadata = *p.Metadata
-				}
-				if g.offsets.pending == nil {
-					g.offsets.pending = make(map[int64]map[offsetKey]committedOffset)
-				}
-				if g.offsets.pending[in.ProducerID] == nil {
-					g.offsets.pending[in.ProducerID] = make(map[offsetKey]committedOffset)
-				}
-				g.offsets.pending[in.ProducerID][offsetKey{t.Topic, p.Partition}] = c
-			}
-		}
+		errs = g.offsets.stageLocked(in.ProducerID, in.Topics, s.resolve, s.cfg.OffsetMetadataMaxBytes, s.clock.Now())
 		return nil
 	})
+	if errors.Is(err, ErrGroupIDNotFound) {
+		if t, ok := s.registry.TypeOf(in.GroupID); !ok || t == TypeClassic {
+			err = fmt.Errorf("%w: group %s does not exist", ErrIllegalGeneration, in.GroupID)
+		}
+	}
 	return errs, err
 }
 
@@ -70,19 +55,86 @@ func (s *ClassicGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 // exists has nothing to settle.
 func (s *ClassicGroups) CompleteTxn(groupID string, producerID int64, commit bool) {
 	_ = s.withOffsetGroup(groupID, false, func(g *classicGroup) error {
-		pending := g.offsets.pending[producerID]
-		delete(g.offsets.pending, producerID)
-		if !commit {
-			return nil
-		}
-		now := s.clock.Now()
-		for k, c := range pending {
-			c.commitTime = now
-			if g.offsets.committed == nil {
-				g.offsets.committed = make(map[offsetKey]committedOffset)
-			}
-			g.offsets.committed[k] = c
-		}
+		g.offsets.completeTxnLocked(producerID, commit, s.clock.Now())
 		return nil
 	})
+}
+
+// TxnCommit stores offsets as pending for a transaction in a consumer
+// group (txn-offset-commit): a request without member ID, instance ID and
+// with generation -1 is not checked, nor is one with a negative epoch to a
+// group without members; otherwise the member must exist
+// (UNKNOWN_MEMBER_ID) and the generation field carry its epoch. Any other
+// epoch is ILLEGAL_GENERATION: TxnOffsetCommit has no STALE_MEMBER_EPOCH,
+// so Kafka answers the classic code, which producers treat as an abortable
+// commit failure. The result is shaped like Commit's.
+func (s *ConsumerGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
+	var errs [][]error
+	err := s.withGroup(in.GroupID, func(g *consumerGroup) error {
+		unchecked := in.Generation < 0 && len(g.members) == 0 ||
+			in.Generation == -1 && in.MemberID == "" && in.InstanceID == nil
+		if !unchecked {
+			m := g.members[in.MemberID]
+			if m == nil {
+				return fmt.Errorf("%w: member %q is not in group %s", ErrUnknownMemberID, in.MemberID, g.id)
+			}
+			if in.Generation != m.epoch {
+				return fmt.Errorf("%w: member %s has epoch %d, the request carried %d", ErrIllegalGeneration, m.id, m.epoch, in.Generation)
+			}
+		}
+		errs = g.offsets.stageLocked(in.ProducerID, in.Topics, s.resolve, s.cfg.OffsetMetadataMaxBytes, s.clock.Now())
+		return nil
+	})
+	return errs, err
+}
+
+// CompleteTxn settles producerID's pending commits in a consumer group, as
+// ClassicGroups.CompleteTxn does for classic ones.
+func (s *ConsumerGroups) CompleteTxn(groupID string, producerID int64, commit bool) {
+	_ = s.withGroup(groupID, func(g *consumerGroup) error {
+		g.offsets.completeTxnLocked(producerID, commit, s.clock.Now())
+		return nil
+	})
+}
+
+// stageLocked stores a transactional commit's partitions as pending for
+// producerID (commit-stored applies to each) and returns one error (or nil)
+// per partition, shaped like topics.
+func (st *offsetStore) stageLocked(producerID int64, topics []CommitTopic, resolve TopicResolver, maxMetadata int32, now time.Time) [][]error {
+	if st.pending == nil {
+		st.pending = make(map[int64]map[offsetKey]committedOffset)
+	}
+	dst := st.pending[producerID]
+	if dst == nil {
+		dst = make(map[offsetKey]committedOffset)
+		st.pending[producerID] = dst
+	}
+	return storeInto(dst, topics, resolve, maxMetadata, now)
+}
+
+// completeTxnLocked moves producerID's pending commits into the committed
+// offsets, stamped now, when commit is set, and drops them otherwise.
+func (st *offsetStore) completeTxnLocked(producerID int64, commit bool, now time.Time) {
+	pending := st.pending[producerID]
+	delete(st.pending, producerID)
+	if !commit || len(pending) == 0 {
+		return
+	}
+	if st.committed == nil {
+		st.committed = make(map[offsetKey]committedOffset)
+	}
+	for k, c := range pending {
+		c.commitTime = now
+		st.committed[k] = c
+	}
+}
+
+// pendingFor reports whether a transaction holds a pending commit for k.
+func (st *offsetStore) pendingFor(k offsetKey) bool {
+	for _, m := range st.pending {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
