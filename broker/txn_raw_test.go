@@ -81,6 +81,20 @@ func (c *rawConn) offsetFetch(group, topic string, requireStable bool) (int64, i
 	return p.Offset, p.ErrorCode
 }
 
+// wantOffset checks partition 0's committed offset and error code for
+// group and topic, fetched with or without RequireStable.
+func (c *rawConn) wantOffset(what, group, topic string, requireStable bool, wantOffset int64, wantErr *kerr.Error) {
+	c.t.Helper()
+	off, ec := c.offsetFetch(group, topic, requireStable)
+	wantCode := int16(0)
+	if wantErr != nil {
+		wantCode = wantErr.Code
+	}
+	if off != wantOffset || ec != wantCode {
+		c.t.Fatalf("%s: offset %d error %v, want %d and %v", what, off, kerr.ErrorForCode(ec), wantOffset, wantErr)
+	}
+}
+
 // TestTxnZombieFencingRaw: fenced, txn-offset-commit, require-stable,
 // end-txn.
 func TestTxnZombieFencingRaw(t *testing.T) {
@@ -112,18 +126,12 @@ func TestTxnZombieFencingRaw(t *testing.T) {
 	code(t, "old generation", c.txnCommit("z", pid, epoch, "zg", me, gen-1, "zin", 99), kerr.IllegalGeneration)
 	code(t, "unknown member", c.txnCommit("z", pid, epoch, "zg", "ghost", gen, "zin", 99), kerr.UnknownMemberID)
 	code(t, "group not added", c.txnCommit("z", pid, epoch, "other", "", -1, "zin", 99), kerr.InvalidTxnState)
-	if off, ec := c.offsetFetch("zg", "zin", true); off != -1 || ec != 0 {
-		t.Fatalf("after rejected commits: offset %d error %v, want -1 and none", off, kerr.ErrorForCode(ec))
-	}
+	c.wantOffset("after rejected commits", "zg", "zin", true, -1, nil)
 
 	// The member's own commit is pending until EndTxn.
 	code(t, "commit", c.txnCommit("z", pid, epoch, "zg", me, gen, "zin", 5), nil)
-	if _, ec := c.offsetFetch("zg", "zin", true); ec != kerr.UnstableOffsetCommit.Code {
-		t.Fatalf("require-stable with a pending commit: %v", kerr.ErrorForCode(ec))
-	}
-	if off, ec := c.offsetFetch("zg", "zin", false); off != -1 || ec != 0 {
-		t.Fatalf("pending commit visible: offset %d error %v", off, kerr.ErrorForCode(ec))
-	}
+	c.wantOffset("require-stable with a pending commit", "zg", "zin", true, -1, kerr.UnstableOffsetCommit)
+	c.wantOffset("pending commit visible", "zg", "zin", false, -1, nil)
 	produced := c.produce("zout", 0, batchtest.Transactional(pid, epoch, 0, 2).Build())
 	code(t, "transactional produce", produced.ErrorCode, nil)
 	code(t, "produce to a partition not added", c.produce("zin", 0, batchtest.Transactional(pid, epoch, 0, 1).Build()).ErrorCode, kerr.InvalidTxnState)
@@ -139,9 +147,7 @@ func TestTxnZombieFencingRaw(t *testing.T) {
 	code(t, "zombie add", c.addPartition("z", pid, epoch, "zout", 0), kerr.ProducerFenced)
 	code(t, "zombie produce", c.produce("zout", 0, batchtest.Transactional(pid, epoch, 2, 1).Build()).ErrorCode, kerr.InvalidProducerEpoch)
 	code(t, "wrong producer ID", c.endTxn("z", pid+100, epoch2, true), kerr.InvalidProducerIDMapping)
-	if off, ec := c.offsetFetch("zg", "zin", true); off != -1 || ec != 0 {
-		t.Fatalf("after abort: offset %d error %v, want -1", off, kerr.ErrorForCode(ec))
-	}
+	c.wantOffset("after abort", "zg", "zin", true, -1, nil)
 	resp := c.request(withIsolation(fetchReq("zout", 0, 0), 1)).(*kmsg.FetchResponse)
 	p := resp.Topics[0].Partitions[0]
 	if p.LastStableOffset != 3 || len(p.AbortedTransactions) != 1 || p.AbortedTransactions[0].ProducerID != pid || p.AbortedTransactions[0].FirstOffset != 0 {
@@ -154,9 +160,7 @@ func TestTxnZombieFencingRaw(t *testing.T) {
 	code(t, "end", c.endTxn("z", pid2, epoch2, true), nil)
 	code(t, "end retried", c.endTxn("z", pid2, epoch2, true), nil)
 	code(t, "abort after commit", c.endTxn("z", pid2, epoch2, false), kerr.InvalidTxnState)
-	if off, ec := c.offsetFetch("zg", "zin", true); off != 7 || ec != 0 {
-		t.Fatalf("after commit: offset %d error %v, want 7", off, kerr.ErrorForCode(ec))
-	}
+	c.wantOffset("after commit", "zg", "zin", true, 7, nil)
 }
 
 func withIsolation(req *kmsg.FetchRequest, level int8) *kmsg.FetchRequest {
@@ -317,30 +321,20 @@ func TestTxnOffsetCommit848Raw(t *testing.T) {
 	code(t, "older epoch", c.txnCommit("k", pid, pe, "kg", a, epoch-1, "kin", 99), kerr.IllegalGeneration)
 	code(t, "newer epoch", c.txnCommit("k", pid, pe, "kg", a, epoch+1, "kin", 99), kerr.IllegalGeneration)
 	code(t, "unknown member", c.txnCommit("k", pid, pe, "kg", "ghost", epoch, "kin", 99), kerr.UnknownMemberID)
-	if off, ec := c.offsetFetch("kg", "kin", true); off != -1 || ec != 0 {
-		t.Fatalf("after rejected commits: offset %d error %v, want -1 and none", off, kerr.ErrorForCode(ec))
-	}
+	c.wantOffset("after rejected commits", "kg", "kin", true, -1, nil)
 
 	code(t, "commit at the member's epoch", c.txnCommit("k", pid, pe, "kg", a, epoch, "kin", 5), nil)
-	if _, ec := c.offsetFetch("kg", "kin", true); ec != kerr.UnstableOffsetCommit.Code {
-		t.Fatalf("require-stable with a pending commit: %v", kerr.ErrorForCode(ec))
-	}
-	if off, ec := c.offsetFetch("kg", "kin", false); off != -1 || ec != 0 {
-		t.Fatalf("pending commit visible: offset %d error %v", off, kerr.ErrorForCode(ec))
-	}
+	c.wantOffset("require-stable with a pending commit", "kg", "kin", true, -1, kerr.UnstableOffsetCommit)
+	c.wantOffset("pending commit visible", "kg", "kin", false, -1, nil)
 	code(t, "end commit", c.endTxn("k", pid, pe, true), nil)
-	if off, ec := c.offsetFetch("kg", "kin", true); off != 5 || ec != 0 {
-		t.Fatalf("after commit: offset %d error %v, want 5", off, kerr.ErrorForCode(ec))
-	}
+	c.wantOffset("after commit", "kg", "kin", true, 5, nil)
 
 	// A commit without member, instance or generation is not checked, even
 	// with members; aborted, it is dropped.
 	code(t, "add offsets", c.addOffsets("k", pid, pe, "kg"), nil)
 	code(t, "unchecked commit", c.txnCommit("k", pid, pe, "kg", "", -1, "kin", 8), nil)
 	code(t, "end abort", c.endTxn("k", pid, pe, false), nil)
-	if off, ec := c.offsetFetch("kg", "kin", true); off != 5 || ec != 0 {
-		t.Fatalf("after abort: offset %d error %v, want 5", off, kerr.ErrorForCode(ec))
-	}
+	c.wantOffset("after abort", "kg", "kin", true, 5, nil)
 
 	// A generation for a group that does not exist is ILLEGAL_GENERATION.
 	code(t, "add offsets", c.addOffsets("k", pid, pe, "nogroup"), nil)
