@@ -20,7 +20,9 @@ package broker
 //   - A transactional batch must come from a transactional ID's current
 //     producer and epoch, to a partition added to its ongoing transaction
 //     (add-partitions): else INVALID_TXN_STATE, or INVALID_PRODUCER_EPOCH
-//     for an old epoch, as Kafka's partition leader answers (fenced).
+//     for an old epoch, as Kafka's partition leader answers (fenced). If
+//     the transaction's marker reaches the partition between that check
+//     and the append, the batch is refused the same way (marker-last).
 //   - LogAppendTime topics stamp the batch with the broker clock and return
 //     that time; CreateTime topics return -1.
 
@@ -74,7 +76,8 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
-				if err := b.checkTxnProduce(p, rp.Records); err != nil {
+				guard, err := b.checkTxnProduce(p, rp.Records)
+				if err != nil {
 					sp.ErrorCode = codeFor(err)
 					sp.ErrorMessage = errMessage(err)
 					break
@@ -83,6 +86,7 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 					MaxMessageBytes: settings.maxMessageBytes,
 					LogAppendTime:   settings.logAppendTime,
 					NowMs:           nowMs,
+					TxnGuard:        guard,
 				})
 				if err != nil {
 					sp.ErrorCode = codeFor(err)
@@ -110,18 +114,25 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 	return resp, nil
 }
 
-// checkTxnProduce checks a transactional batch with the coordinator. A
-// fenced epoch is answered INVALID_PRODUCER_EPOCH, the code Kafka's
-// partition leader gives (ProducerStateManager), which clients treat as
-// fenced.
-func (b *Broker) checkTxnProduce(p *storage.Partition, raw []byte) error {
+// checkTxnProduce checks a transactional batch with the coordinator and
+// returns the guard its append must pass (marker-last); other batches get
+// the zero guard. The guard is taken before the check, so a marker that
+// lands after it, while no lock is held, makes the append refuse the
+// batch. A fenced epoch is answered INVALID_PRODUCER_EPOCH, the code
+// Kafka's partition leader gives (ProducerStateManager), which clients
+// treat as fenced.
+func (b *Broker) checkTxnProduce(p *storage.Partition, raw []byte) (storage.TxnGuard, error) {
 	pid, epoch, ok := storage.PeekTransactional(raw)
 	if !ok {
-		return nil
+		return storage.TxnGuard{}, nil
 	}
+	guard := p.TxnGuard(pid)
 	err := b.txns.CheckProduce(pid, epoch, txn.TopicPartition{Topic: p.Topic, Partition: p.Index})
 	if errors.Is(err, txn.ErrProducerFenced) {
-		return fmt.Errorf("%w: %w", storage.ErrInvalidProducerEpoch, err)
+		return guard, fmt.Errorf("%w: %w", storage.ErrInvalidProducerEpoch, err)
 	}
-	return err
+	if err == nil && b.txnProduceHook != nil {
+		b.txnProduceHook()
+	}
+	return guard, err
 }

@@ -37,6 +37,11 @@ type Broker struct {
 	producerIDs atomic.Int64
 	// txns is the transaction coordinator (txn_markers.go).
 	txns *txn.Coordinator
+	// txnProduceHook, nil outside tests, runs in Produce between the
+	// coordinator's check of a transactional batch and its append, so a
+	// test can end the transaction in that window (marker-last). Tests set
+	// it before the broker serves any request (export_test.go).
+	txnProduceHook func()
 
 	// Groups: the registry says which kind of group owns an ID; group
 	// configs (resource type GROUP) exist whether or not the group does.

@@ -39,6 +39,8 @@ func codeFor(err error) int16 {
 		return kerr.OutOfOrderSequenceNumber.Code
 	case errors.Is(err, storage.ErrInvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code
+	case errors.Is(err, storage.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code
 	case errors.Is(err, storage.ErrInvalidTimestamp):
 		return kerr.InvalidTimestamp.Code
 	case errors.Is(err, storage.ErrPolicyViolation):

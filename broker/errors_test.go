@@ -37,6 +37,7 @@ func TestCodeFor(t *testing.T) {
 		{storage.ErrMessageTooLarge, kerr.MessageTooLarge},
 		{storage.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
 		{storage.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
+		{storage.ErrInvalidTxnState, kerr.InvalidTxnState},
 		{storage.ErrInvalidTimestamp, kerr.InvalidTimestamp},
 		{storage.ErrPolicyViolation, kerr.PolicyViolation},
 		{errShareSessionNotFound, kerr.ShareSessionNotFound},

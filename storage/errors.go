@@ -20,4 +20,7 @@ var (
 	ErrInvalidTimestamp      = errors.New("invalid timestamp")
 	ErrPolicyViolation       = errors.New("request violates the topic's configuration")
 	ErrTopicDeletionDisabled = errors.New("topic deletion is disabled")
+	// ErrInvalidTxnState: a transactional batch whose transaction ended in
+	// this partition after the coordinator checked it (TxnGuard).
+	ErrInvalidTxnState = errors.New("transactional batch outside an ongoing transaction")
 )

@@ -60,6 +60,9 @@ type Partition struct {
 	// offset (txn.go).
 	openTxns map[int64]int64
 	aborted  []AbortedTxn
+	// markers counts the transaction markers written here per producer
+	// ID, for TxnGuard (txn.go).
+	markers map[int64]uint64
 }
 
 func newPartition(topic string, index int32) *Partition {
@@ -103,6 +106,12 @@ type AppendOptions struct {
 	MaxMessageBytes int32
 	LogAppendTime   bool
 	NowMs           int64
+	// TxnGuard, taken before the transaction coordinator checked a
+	// transactional batch, refuses the batch if its transaction ended here
+	// since (marker-last). It is checked after the epoch and sequence, so
+	// a marker that raised the epoch still answers ErrInvalidProducerEpoch.
+	// The zero value checks nothing.
+	TxnGuard TxnGuard
 }
 
 // Append validates a produced record batch (see ParseBatch), applies the
@@ -144,6 +153,9 @@ func (p *Partition) appendLocked(raw []byte, h *BatchHeader, opts AppendOptions)
 			}
 			return res, nil
 		}
+	}
+	if opts.TxnGuard.set && opts.TxnGuard.markers != p.markers[h.ProducerID] {
+		return res, fmt.Errorf("%w: producer %d's transaction ended in %s-%d after the coordinator checked the batch", ErrInvalidTxnState, h.ProducerID, p.Topic, p.Index)
 	}
 
 	stored := p.reserveLocked(len(raw))

@@ -90,10 +90,37 @@ func (p *Partition) AppendMarker(m MarkerOptions) int64 {
 		}
 		p.producers[m.ProducerID] = &producerState{epoch: m.ProducerEpoch, lastSeq: -1, lastTimestampMs: -1}
 	}
+	if p.markers == nil {
+		p.markers = make(map[int64]uint64)
+	}
+	p.markers[m.ProducerID]++
 	waiters := p.takeWaitersLocked(true)
 	p.mu.Unlock()
 	wake(waiters)
 	return base
+}
+
+// TxnGuard carries, from the transaction coordinator's check of a
+// transactional batch to its append, the knowledge that the producer's
+// transaction had not ended in this partition when the check began
+// (marker-last). The coordinator checks without the partition's lock, so a
+// marker may land between the check and the append; the append then sees
+// the guard is stale and refuses the batch with ErrInvalidTxnState, rather
+// than storing it after its transaction's marker, where it would open a
+// transaction nobody ends. This is Kafka's VerificationGuard, which a
+// marker clears (UnifiedLog.analyzeAndValidateProducerState).
+type TxnGuard struct {
+	set     bool
+	markers uint64 // the producer's markers here when the guard was taken
+}
+
+// TxnGuard returns a guard for a transactional batch of producerID. Take it
+// before asking the coordinator: a marker written after that is then seen
+// by the append, whichever transaction it ends.
+func (p *Partition) TxnGuard(producerID int64) TxnGuard {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	return TxnGuard{set: true, markers: p.markers[producerID]}
 }
 
 // buildMarker encodes a control batch holding one marker record: key =

@@ -120,3 +120,43 @@ func TestMarkerEncoding(t *testing.T) {
 		t.Fatalf("new epoch after marker: %v", err)
 	}
 }
+
+// marker-last: a guard goes stale when a marker for its producer lands
+// here, whichever transaction the marker ends; other producers' markers
+// leave it alone, and a stale guard stores nothing.
+func TestTxnGuard(t *testing.T) {
+	p := newPartition("t", 0)
+	guarded := func(g TxnGuard, raw []byte) error {
+		_, err := p.Append(raw, AppendOptions{TxnGuard: g})
+		return err
+	}
+	g := p.TxnGuard(7)
+	if err := guarded(g, batchtest.Transactional(7, 0, 0, 2).Build()); err != nil {
+		t.Fatalf("fresh guard: %v", err)
+	}
+	g = p.TxnGuard(7)
+	p.AppendMarker(MarkerOptions{ProducerID: 8, ProducerEpoch: 0, Commit: true, NowMs: 1})
+	if err := guarded(g, batchtest.Transactional(7, 0, 2, 1).Build()); err != nil {
+		t.Fatalf("guard after another producer's marker: %v", err)
+	}
+
+	stale := p.TxnGuard(7)
+	p.AppendMarker(MarkerOptions{ProducerID: 7, ProducerEpoch: 0, Commit: true, NowMs: 1}) // 3 (8's marker is at 2)
+	hw := p.Offsets().HighWatermark
+	if err := guarded(stale, batchtest.Transactional(7, 0, 3, 1).Build()); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("stale guard: err %v, want ErrInvalidTxnState", err)
+	}
+	if got := p.Offsets(); got.HighWatermark != hw || got.LastStable != hw {
+		t.Fatalf("after the refused batch offsets = %+v, want HW and LSO %d", got, hw)
+	}
+	// A retry takes a new guard: the next transaction may start.
+	if err := guarded(p.TxnGuard(7), batchtest.Transactional(7, 0, 3, 1).Build()); err != nil {
+		t.Fatalf("new guard: %v", err)
+	}
+	// The zero guard checks nothing (a partition written without a
+	// coordinator, as in these tests).
+	p.AppendMarker(MarkerOptions{ProducerID: 7, ProducerEpoch: 0, Commit: false, NowMs: 1})
+	if err := guarded(TxnGuard{}, batchtest.Transactional(7, 0, 4, 1).Build()); err != nil {
+		t.Fatalf("zero guard: %v", err)
+	}
+}
