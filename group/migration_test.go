@@ -149,6 +149,25 @@ func TestMigrationNonEmptyGroupsStay(t *testing.T) {
 	if got := e.typeOf("busy"); got != TypeClassic {
 		t.Fatalf("busy became %v", got)
 	}
+	// The member syncs, then goes away without LeaveGroup: the group
+	// converts once its session (10 s) has timed out, not before.
+	e.clock.Advance(3 * time.Second)
+	first := ready(t, busy)
+	if out := ready(t, e.classic.Sync(SyncInput{GroupID: "busy", MemberID: first.MemberID, Generation: first.Generation,
+		Assignments: map[string][]byte{first.MemberID: {}}})); out.Err != nil {
+		t.Fatalf("sync: %v", out.Err)
+	}
+	e.clock.Advance(10*time.Second - time.Millisecond)
+	if _, err := e.hb(ConsumerHeartbeatInput{GroupID: "busy", MemberID: "m", RebalanceTimeoutMs: 30000, SubscribedTopicNames: []string{"A"}}); !errors.Is(err, ErrGroupIDNotFound) {
+		t.Fatalf("heartbeat joining within the classic member's session: %v", err)
+	}
+	e.clock.Advance(time.Millisecond)
+	if _, err := e.hb(ConsumerHeartbeatInput{GroupID: "busy", MemberID: "m", RebalanceTimeoutMs: 30000, SubscribedTopicNames: []string{"A"}}); err != nil {
+		t.Fatalf("heartbeat joining after the classic member's session: %v", err)
+	}
+	if got := e.typeOf("busy"); got != TypeConsumer {
+		t.Fatalf("busy is %v after its last classic member expired", got)
+	}
 
 	// Only a joining heartbeat converts.
 	if _, err := e.classic.Commit(CommitInput{GroupID: "simple", Generation: -1,
