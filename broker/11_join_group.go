@@ -14,6 +14,9 @@ package broker
 //   - v7+ names the protocol type in the answer; v9+ tells a static leader
 //     that rejoined a Stable group to skip the assignment (KIP-814). Before
 //     v9 such a leader gets no member list, so it does not assign.
+//   - A KIP-848 group without members becomes a classic group, offsets
+//     included (groups.md empty-downgrade); one with members answers
+//     INCONSISTENT_GROUP_PROTOCOL (classic-join-not-served).
 //   - Errors: INVALID_GROUP_ID, INVALID_SESSION_TIMEOUT,
 //     INCONSISTENT_GROUP_PROTOCOL (also for a share group's ID),
 //     UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED,

@@ -18,6 +18,10 @@ package broker
 //     compile answers INVALID_REGULAR_EXPRESSION. Topics it matches are
 //     looked up on every heartbeat, so a new topic reaches the group on
 //     its members' next heartbeat rather than after Kafka's refresh.
+//   - A join (epoch 0) on a classic group without members turns it into a
+//     KIP-848 group, offsets included (groups.md empty-upgrade); on a
+//     classic group with members it answers GROUP_ID_NOT_FOUND
+//     (online-upgrade-not-served).
 //   - Errors: INVALID_REQUEST, GROUP_ID_NOT_FOUND (another group type, or
 //     a non-zero epoch for a group that does not exist),
 //     UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID,

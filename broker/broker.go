@@ -133,6 +133,9 @@ func New(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := group.Link(b.classicGroups, b.consumerGroups); err != nil {
+		return nil, err
+	}
 	b.shareSessions = newShareSessions(int(r.share.MaxShareSessions))
 	b.shareParts = newShareParts(r.Clock, func(late time.Duration) {
 		b.metrics.fireDelay.Observe(late.Seconds())

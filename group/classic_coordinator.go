@@ -50,6 +50,8 @@ type ClassicGroups struct {
 	resolve  TopicResolver
 	newID    func() string
 	timers   *locktimer.Service
+	// consumer hands empty groups over (migration.go); set by Link.
+	consumer *ConsumerGroups
 
 	mu        sync.Mutex // guards the fields below
 	groups    map[string]*classicGroup
@@ -142,25 +144,37 @@ func (s *ClassicGroups) lookup(id string, create bool) (*classicGroup, error) {
 	if err := s.registry.Claim(id, TypeClassic); err != nil {
 		return nil, err
 	}
+	return s.addGroupLocked(id, s.clock.Now()), nil
+}
+
+// addGroupLocked makes classic group id, Empty since since, which the
+// registry already gives to classic groups; s.mu is held.
+func (s *ClassicGroups) addGroupLocked(id string, since time.Time) *classicGroup {
 	g := &classicGroup{
 		id:         id,
 		state:      ClassicEmpty,
-		stateSince: s.clock.Now(),
+		stateSince: since,
 		members:    make(map[string]*classicMember),
 		static:     make(map[string]string),
 		pending:    make(map[string]*locktimer.Handle),
 	}
 	s.groups[id] = g
 	s.armRetentionLocked()
-	return g, nil
+	return g
 }
 
 // withGroup runs fn with group id locked, retrying when it finds the group
 // removed (Dead) under it. If the group cannot be had (missing, or of
 // another type), the answer is missing when set, else lookup's error.
 func (s *ClassicGroups) withGroup(id string, create bool, missing error, fn func(g *classicGroup) error) error {
+	return s.withGroupFrom(s.lookup, id, create, missing, fn)
+}
+
+// withGroupFrom is withGroup finding the group with lookup.
+func (s *ClassicGroups) withGroupFrom(lookup func(id string, create bool) (*classicGroup, error),
+	id string, create bool, missing error, fn func(g *classicGroup) error) error {
 	for {
-		g, err := s.lookup(id, create)
+		g, err := lookup(id, create)
 		if err != nil {
 			if missing != nil {
 				return missing
@@ -262,7 +276,7 @@ func (s *ClassicGroups) Join(in JoinInput) <-chan JoinOutcome {
 		protocols[i] = Protocol{Name: p.Name, Metadata: slices.Clone(p.Metadata)}
 	}
 	in.Protocols = protocols
-	err := s.withGroup(in.GroupID, in.MemberID == "", nil, func(g *classicGroup) error {
+	err := s.withGroupFrom(s.lookupJoining, in.GroupID, in.MemberID == "", nil, func(g *classicGroup) error {
 		s.joinLocked(g, &in, ch)
 		return nil
 	})

@@ -310,11 +310,6 @@ func (s *ClassicGroups) removeIfEmpty(g *classicGroup) {
 
 // removeLocked makes g Dead and forgets it; s.mu and g.mu are held.
 func (s *ClassicGroups) removeLocked(g *classicGroup) {
-	s.cancelRoundLocked(g)
-	for _, h := range g.pending {
-		s.timers.Cancel(h)
-	}
-	g.state = ClassicDead
-	delete(s.groups, g.id)
+	s.detachLocked(g)
 	s.registry.Release(g.id, TypeClassic)
 }

@@ -48,6 +48,8 @@ type ConsumerGroups struct {
 	newID    func() string
 	list     func() []string
 	timers   *locktimer.Service
+	// classic hands empty groups over (migration.go); set by Link.
+	classic *ClassicGroups
 
 	mu        sync.Mutex // guards the fields below
 	groups    map[string]*consumerGroup
@@ -177,7 +179,7 @@ func (s *ConsumerGroups) Heartbeat(in ConsumerHeartbeatInput, now time.Time) (Co
 		in.MemberID = s.newID()
 	}
 	for {
-		g, err := s.lookup(in.GroupID, in.MemberEpoch == 0)
+		g, err := s.lookupJoining(in.GroupID, in.MemberEpoch == 0)
 		if err != nil {
 			return ConsumerHeartbeatResult{}, err
 		}
@@ -208,6 +210,12 @@ func (s *ConsumerGroups) lookup(id string, create bool) (*consumerGroup, error) 
 	if err := s.registry.Claim(id, TypeConsumer); err != nil {
 		return nil, err
 	}
+	return s.addGroupLocked(id), nil
+}
+
+// addGroupLocked makes an empty consumer group id, which the registry
+// already gives to consumer groups; s.mu is held.
+func (s *ConsumerGroups) addGroupLocked(id string) *consumerGroup {
 	g := &consumerGroup{
 		id:      id,
 		members: make(map[string]*consumerMember),
@@ -215,7 +223,7 @@ func (s *ConsumerGroups) lookup(id string, create bool) (*consumerGroup, error) 
 	}
 	s.groups[id] = g
 	s.armRetentionLocked()
-	return g, nil
+	return g
 }
 
 func (s *ConsumerGroups) heartbeatLocked(g *consumerGroup, in *ConsumerHeartbeatInput, now time.Time) (ConsumerHeartbeatResult, error) {
@@ -536,8 +544,7 @@ func (s *ConsumerGroups) Delete(id string) error {
 	if n := len(g.members); n > 0 {
 		return fmt.Errorf("%w: group %s has %d members", ErrNonEmptyGroup, id, n)
 	}
-	g.deleted = true
-	delete(s.groups, id)
+	s.detachLocked(g)
 	s.registry.Release(id, TypeConsumer)
 	return nil
 }

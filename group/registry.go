@@ -35,6 +35,10 @@ func (t Type) String() string {
 // two kinds of group at once. It is safe for concurrent use; callers may
 // hold a group's lock while calling it, never the other way round.
 type Registry struct {
+	// convert serialises conversions between classic and KIP-848 groups
+	// (migration.go); a conversion takes it before any coordinator lock.
+	convert sync.Mutex
+
 	mu    sync.Mutex // guards types
 	types map[string]Type
 }
@@ -78,6 +82,19 @@ func (r *Registry) Release(id string, t Type) {
 	if r.types[id] == t {
 		delete(r.types, id)
 	}
+}
+
+// transfer moves id from type from to type to in one step, so no other
+// kind of group can claim it in between; it reports whether id was of type
+// from.
+func (r *Registry) transfer(id string, from, to Type) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.types[id] != from {
+		return false
+	}
+	r.types[id] = to
+	return true
 }
 
 func (r *Registry) checkLocked(id string, want Type) error {
