@@ -47,7 +47,7 @@ func (e *menv) typeOf(id string) Type {
 // coordinator has it.
 func (e *menv) consumerOffset(id string, p int32) int64 {
 	e.t.Helper()
-	got, err := e.cg.Fetch(id, nil, -1, []OffsetPartitions{{Topic: "A", Partitions: []int32{p}}})
+	got, err := e.cg.Fetch(id, nil, -1, []OffsetPartitions{{Topic: "A", Partitions: []int32{p}}}, false)
 	if err != nil {
 		e.t.Fatalf("consumer fetch %s: %v", id, err)
 	}
@@ -114,7 +114,7 @@ func TestMigrationEmptyGroupKeepsOffsets(t *testing.T) {
 	if got := e.typeOf("g"); got != TypeClassic {
 		t.Fatalf("after the JoinGroup the registry says %v", got)
 	}
-	if _, err := e.cg.Fetch("g", nil, -1, nil); !errors.Is(err, ErrGroupIDNotFound) {
+	if _, err := e.cg.Fetch("g", nil, -1, nil, false); !errors.Is(err, ErrGroupIDNotFound) {
 		t.Fatalf("the consumer coordinator still answers for g: %v", err)
 	}
 	if got := e.classicOffset("g", 0); got != 5 {
