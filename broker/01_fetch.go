@@ -49,7 +49,7 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 	wait := time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond
 	deadline := b.clock.Now().Add(wait)
 
-	var resp *kmsg.FetchResponse
+	var resp *fetchResponse
 	b.longPoll(deadline, func(wake chan<- struct{}) (bool, func()) {
 		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
 		var bytes int64
@@ -95,8 +95,8 @@ func (b *Broker) fetchTopic(req *kmsg.FetchRequest, rt *kmsg.FetchRequestTopic) 
 
 // fetchOnce reads every requested partition once. It returns the response,
 // the record bytes in it, and whether any partition failed.
-func (b *Broker) fetchOnce(req *kmsg.FetchRequest, maxBytes int32) (*kmsg.FetchResponse, int64, bool) {
-	resp := req.ResponseKind().(*kmsg.FetchResponse)
+func (b *Broker) fetchOnce(req *kmsg.FetchRequest, maxBytes int32) (*fetchResponse, int64, bool) {
+	resp := &fetchResponse{FetchResponse: *req.ResponseKind().(*kmsg.FetchResponse)}
 	var total int64
 	failed := false
 	for i := range req.Topics {
@@ -129,13 +129,13 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, maxBytes int32) (*kmsg.FetchR
 					sp.ErrorCode = codeFor(err)
 					break
 				}
-				sp.RecordBatches = res.Records
+				sp.RecordBatches = resp.field(len(resp.Topics), len(st.Partitions), res.Records)
 				for _, a := range res.Aborted {
 					at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
 					at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
 					sp.AbortedTransactions = append(sp.AbortedTransactions, at)
 				}
-				total += int64(len(res.Records))
+				total += int64(res.Records.Len())
 			}
 			if sp.ErrorCode != 0 {
 				failed = true

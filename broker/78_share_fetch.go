@@ -59,7 +59,7 @@ type partitionAnswer struct {
 	err     error // fetch error
 	ackErr  error
 	acked   bool // carried acknowledgements
-	records []byte
+	records storage.Records
 	ranges  []sharepartition.AcquiredRange
 }
 
@@ -67,7 +67,7 @@ func (a *partitionAnswer) hasData() bool { return len(a.ranges) > 0 }
 
 func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareFetchRequest)
-	resp := req.ResponseKind().(*kmsg.ShareFetchResponse)
+	resp := &shareFetchResponse{ShareFetchResponse: *req.ResponseKind().(*kmsg.ShareFetchResponse)}
 	fail := func(err error) (kmsg.Response, error) {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil
@@ -300,14 +300,14 @@ func (b *Broker) acquireOnce(req *kmsg.ShareFetchRequest, groupID, member string
 		for _, rg := range ranges {
 			remaining -= rg.LastOffset - rg.FirstOffset + 1
 		}
-		bytesLeft -= int64(len(a.records))
+		bytesLeft -= int64(a.records.Len())
 		acquired = true
 	}
 	return acquired, failed
 }
 
 // writeShareFetchAnswers lists the partitions in order, grouped by topic.
-func writeShareFetchAnswers(resp *kmsg.ShareFetchResponse, listed []topicPartition, answers map[topicPartition]*partitionAnswer) {
+func writeShareFetchAnswers(resp *shareFetchResponse, listed []topicPartition, answers map[topicPartition]*partitionAnswer) {
 	topicIndex := make(map[storage.TopicID]int)
 	for _, tp := range listed {
 		i, ok := topicIndex[tp.topicID]
@@ -324,7 +324,7 @@ func writeShareFetchAnswers(resp *kmsg.ShareFetchResponse, listed []topicPartiti
 			p.ErrorCode, p.ErrorMessage = codeFor(a.err), errMessage(a.err)
 			p.AcknowledgeErrorCode, p.AcknowledgeErrorMessage = codeFor(a.ackErr), errMessage(a.ackErr)
 			if a.hasData() {
-				p.Records = a.records
+				p.Records = resp.field(i, len(resp.Topics[i].Partitions), a.records)
 				for _, rg := range a.ranges {
 					ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
 					ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = rg.FirstOffset, rg.LastOffset, rg.DeliveryCount

@@ -180,10 +180,14 @@ func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
 	var err error
 	var spliced bool
 	switch r := resp.(type) {
+	case *fetchResponse:
+		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, &r.FetchResponse, r.recordPieces())
 	case *kmsg.FetchResponse:
-		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, r)
+		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, r, nil)
+	case *shareFetchResponse:
+		c.buf, c.segs, spliced = wire.AppendShareFetchResponse(c.buf[:0], c.segs[:0], correlationID, &r.ShareFetchResponse, r.recordPieces())
 	case *kmsg.ShareFetchResponse:
-		c.buf, c.segs, spliced = wire.AppendShareFetchResponse(c.buf[:0], c.segs[:0], correlationID, r)
+		c.buf, c.segs, spliced = wire.AppendShareFetchResponse(c.buf[:0], c.segs[:0], correlationID, r, nil)
 	}
 	if spliced {
 		bufs := net.Buffers(c.segs)

@@ -143,7 +143,7 @@ func (m *metrics) request(key int16, resp kmsg.Response, err error, start time.T
 	}
 	m.requests.WithLabelValues(api, code).Inc()
 	m.duration.WithLabelValues(api).Observe(time.Since(start).Seconds())
-	if fr, ok := resp.(*kmsg.ShareFetchResponse); ok {
+	if fr, ok := resp.(*shareFetchResponse); ok {
 		for i := range fr.Topics {
 			for j := range fr.Topics[i].Partitions {
 				for _, ar := range fr.Topics[i].Partitions[j].AcquiredRecords {

@@ -8,13 +8,13 @@ import (
 	"sync"
 )
 
-// Batches are copied into chunks back to back, so a fetch of consecutive
-// batches in one chunk is a sub-slice of the log, sent without a copy. A
-// partition's first chunk is small; each new one doubles, up to
+// Batches are copied into chunks back to back, so a read of consecutive
+// batches is one sub-slice of the log per chunk it crosses, sent without a
+// copy. A partition's first chunk is small; each new one doubles, up to
 // maxChunkBytes, so small partitions stay small and busy ones get chunks
-// larger than a consumer's usual 1 MiB partition fetch (a read that does
-// cross chunks is copied). A chunk is never grown in place: growing would
-// copy every byte already in it on each doubling.
+// larger than a consumer's usual 1 MiB partition fetch (fewer pieces per
+// read). A chunk is never grown in place: growing would copy every byte
+// already in it on each doubling.
 const (
 	minChunkBytes = 4 << 10
 	maxChunkBytes = 4 << 20
@@ -211,13 +211,44 @@ func (p *Partition) publishLocked(stored []byte, h *BatchHeader, base, maxTs int
 	p.bytes += int64(len(stored))
 }
 
+// Records is a run of whole stored batches, back to back, held as the
+// slices of the log it lies in: one per chunk it crosses, so that reading
+// never copies record bytes. It aliases the log: callers must not modify
+// it. Every piece is non-empty.
+type Records [][]byte
+
+// Len returns the size of the run in bytes.
+func (r Records) Len() int {
+	n := 0
+	for _, piece := range r {
+		n += len(piece)
+	}
+	return n
+}
+
+// Join returns the run as one slice: the log's own bytes when the run lies
+// in one chunk, a copy otherwise, and nil for an empty run. It is for
+// callers that cannot take pieces (an encoder that needs one field).
+func (r Records) Join() []byte {
+	switch len(r) {
+	case 0:
+		return nil
+	case 1:
+		return r[0]
+	}
+	out := make([]byte, 0, r.Len())
+	for _, piece := range r {
+		out = append(out, piece...)
+	}
+	return out
+}
+
 // ReadResult is what a fetch gets from one partition.
 type ReadResult struct {
 	Offsets
 	// Records holds whole stored batches, back to back, starting with the
-	// batch that contains the requested offset. It may alias the log:
-	// callers must not modify it.
-	Records []byte
+	// batch that contains the requested offset.
+	Records Records
 	// Aborted lists, for a read_committed read, the aborted transactions
 	// that overlap Records (read-committed-fetch).
 	Aborted []AbortedTxn
@@ -229,11 +260,10 @@ type ReadResult struct {
 // progress (KIP-74). Reading at the high watermark returns no records; below
 // the log start or above the high watermark is ErrOffsetOutOfRange.
 //
-// Batches that lie in one chunk are returned as a sub-slice of it. Batches
-// that span chunks are copied into one buffer: a fetch must see every
-// available batch up to its limits, not just the rest of a chunk, or a
-// MinBytes wait larger than that rest would never be met by the data
-// already there.
+// Batches are returned as sub-slices of the chunks they lie in, never
+// copied. A read goes on across chunks: a fetch must see every available
+// batch up to its limits, not just the rest of a chunk, or a MinBytes wait
+// larger than that rest would never be met by the data already there.
 func (p *Partition) Read(offset int64, maxBytes int32, includeOne bool) (ReadResult, error) {
 	return p.ReadIsolated(offset, maxBytes, includeOne, false)
 }
@@ -264,31 +294,35 @@ func (p *Partition) ReadIsolated(offset int64, maxBytes int32, includeOne, readC
 	if readCommitted {
 		res.Aborted = p.abortedLocked(offset, p.batches[j-1].lastOffset)
 	}
-	res.Records = p.spanRUnlock(i, j, size)
+	res.Records = p.spanRUnlock(i, j)
 	return res, nil
 }
 
-// spanRUnlock returns batches [i, j) back to back, size bytes in all, and
-// releases the read lock it was called with. Batches in one chunk are one
-// sub-slice of it; a run across chunks is copied, after the lock is
-// released (published bytes never change).
-func (p *Partition) spanRUnlock(i, j int, size int64) []byte {
+// spanRUnlock returns batches [i, j) (j > i) as one piece per chunk they
+// lie in, and releases the read lock it was called with. Batches in a chunk
+// are back to back, so each chunk's share of the run is one slice; the
+// slices stay valid after the lock is released because published bytes
+// never change.
+func (p *Partition) spanRUnlock(i, j int) Records {
 	first, last := p.batches[i], p.batches[j-1]
 	if first.chunk == last.chunk {
-		// Batches in a chunk are back to back, so the run is one slice.
 		end := last.pos + last.size
 		p.mu.RUnlock()
-		return first.chunk.buf[first.pos:end:end]
+		return Records{first.chunk.buf[first.pos:end:end]}
 	}
-	pieces := make([][]byte, 0, j-i)
-	for _, b := range p.batches[i:j] {
-		pieces = append(pieces, b.chunk.buf[b.pos:b.pos+b.size])
+	var out Records
+	start := first
+	for k := i + 1; k < j; k++ {
+		if b := p.batches[k]; b.chunk != start.chunk {
+			prev := p.batches[k-1]
+			end := prev.pos + prev.size
+			out = append(out, start.chunk.buf[start.pos:end:end])
+			start = b
+		}
 	}
+	end := last.pos + last.size
+	out = append(out, start.chunk.buf[start.pos:end:end])
 	p.mu.RUnlock()
-	out := make([]byte, 0, size)
-	for _, piece := range pieces {
-		out = append(out, piece...)
-	}
 	return out
 }
 
@@ -339,20 +373,19 @@ func (p *Partition) Batches(offset, endOffset int64, maxBytes int32) ([]BatchInf
 // ReadRange returns the stored batches that hold offsets first through last
 // (inclusive), back to back: what a share fetch sends for an acquired range.
 // Offsets below the log start are skipped; nil means none is stored.
-func (p *Partition) ReadRange(first, last int64) []byte {
+func (p *Partition) ReadRange(first, last int64) Records {
 	p.mu.RLock()
 	first = max(first, p.logStart)
 	i := p.batchIndexLocked(first)
 	j := i
-	size := int64(0)
-	for ; j < len(p.batches) && p.batches[j].baseOffset <= last; j++ {
-		size += int64(p.batches[j].size)
+	for j < len(p.batches) && p.batches[j].baseOffset <= last {
+		j++
 	}
 	if first > last || i == j {
 		p.mu.RUnlock()
 		return nil
 	}
-	return p.spanRUnlock(i, j, size)
+	return p.spanRUnlock(i, j)
 }
 
 // batchIndexLocked returns the index of the first batch whose last offset is

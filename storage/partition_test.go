@@ -3,6 +3,7 @@ package storage
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 )
@@ -69,7 +70,7 @@ func TestRead(t *testing.T) {
 			if res.HighWatermark != 5 || res.LogStart != 0 {
 				t.Fatalf("offsets %+v", res.Offsets)
 			}
-			if got := baseOffsets(t, res.Records); !equalInt64s(got, tc.want) {
+			if got := baseOffsets(t, res.Records.Join()); !equalInt64s(got, tc.want) {
 				t.Fatalf("batches %v, want %v", got, tc.want)
 			}
 		})
@@ -86,11 +87,11 @@ func TestReadMultiRecordBatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := baseOffsets(t, res.Records); !equalInt64s(got, []int64{3}) {
+	if got := baseOffsets(t, res.Records.Join()); !equalInt64s(got, []int64{3}) {
 		t.Fatalf("batches %v", got)
 	}
 	res, _ = p.Read(1, 1<<20, true)
-	if got := baseOffsets(t, res.Records); !equalInt64s(got, []int64{0, 3}) {
+	if got := baseOffsets(t, res.Records.Join()); !equalInt64s(got, []int64{0, 3}) {
 		t.Fatalf("batches %v", got)
 	}
 }
@@ -109,7 +110,7 @@ func TestReadChunkBoundary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if offs := baseOffsets(t, res.Records); len(offs) != 40 {
+	if offs := baseOffsets(t, res.Records.Join()); len(offs) != 40 {
 		t.Fatalf("a read with room for all 40 batches returned %d", len(offs))
 	}
 	// Reads of ~3 batches at a time cover the log in order.
@@ -123,7 +124,7 @@ func TestReadChunkBoundary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		offs := baseOffsets(t, res.Records)
+		offs := baseOffsets(t, res.Records.Join())
 		if len(offs) == 0 {
 			t.Fatalf("empty read at %d", next)
 		}
@@ -150,9 +151,9 @@ func TestReadAliasesAreStable(t *testing.T) {
 	p := newPartition("t", 0)
 	appendN(t, p, 3, 10, 0)
 	res, _ := p.Read(0, 1<<20, true)
-	held := append([]byte(nil), res.Records...)
+	held := slices.Concat(res.Records...)
 	appendN(t, p, 200, 10<<10, 100) // grows and replaces the tail chunk
-	if string(held) != string(res.Records) {
+	if string(held) != string(res.Records.Join()) {
 		t.Fatal("a held read changed under appends")
 	}
 }

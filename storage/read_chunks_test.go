@@ -32,7 +32,7 @@ func testBatch(valueBytes int) []byte {
 
 // TestReadAcrossChunks checks that a read returns every batch its limit
 // allows even when they lie in different chunks, back to back and with
-// their own offsets.
+// their own offsets, as one piece of the log per chunk: nothing is copied.
 func TestReadAcrossChunks(t *testing.T) {
 	p := newPartition("t", 0)
 	const n = 30
@@ -62,17 +62,43 @@ func TestReadAcrossChunks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Records) != tc.want*size {
-			t.Fatalf("Read(%d, %d): %d bytes, want %d batches of %d", tc.offset, tc.maxBytes, len(res.Records), tc.want, size)
+		if res.Records.Len() != tc.want*size {
+			t.Fatalf("Read(%d, %d): %d bytes, want %d batches of %d", tc.offset, tc.maxBytes, res.Records.Len(), tc.want, size)
 		}
+		checkPiecesAliasLog(t, p, tc.offset, tc.want, res.Records)
+		joined := res.Records.Join()
 		for i := range tc.want {
-			h := readBatchHeader(res.Records[i*size:])
+			h := readBatchHeader(joined[i*size:])
 			if h.BaseOffset != tc.offset+int64(i) || h.Length != int32(size) {
 				t.Fatalf("Read(%d, %d): batch %d has base offset %d length %d", tc.offset, tc.maxBytes, i, h.BaseOffset, h.Length)
 			}
 		}
 	}
-	if res, _ := p.Read(0, 10, false); len(res.Records) != 0 {
-		t.Fatalf("Read without includeOne returned %d bytes over the limit", len(res.Records))
+	if res, _ := p.Read(0, 10, false); res.Records.Len() != 0 {
+		t.Fatalf("Read without includeOne returned %d bytes over the limit", res.Records.Len())
+	}
+}
+
+// checkPiecesAliasLog fails unless records, a read of n one-record batches
+// from offset, is one piece per chunk those batches lie in, each piece the
+// log's own bytes from the first of its batches to the last.
+func checkPiecesAliasLog(t *testing.T, p *Partition, offset int64, n int, records Records) {
+	t.Helper()
+	var want []batchMeta // the first batch of the read in each chunk
+	lens := map[*chunk]int32{}
+	for _, b := range p.batches[offset : offset+int64(n)] {
+		if len(want) == 0 || want[len(want)-1].chunk != b.chunk {
+			want = append(want, b)
+		}
+		lens[b.chunk] += b.size
+	}
+	if len(records) != len(want) {
+		t.Fatalf("read from %d: %d pieces, want one per chunk crossed (%d)", offset, len(records), len(want))
+	}
+	for i, b := range want {
+		piece := records[i]
+		if &piece[0] != &b.chunk.buf[b.pos] || int32(len(piece)) != lens[b.chunk] {
+			t.Fatalf("read from %d: piece %d is not the log's bytes of its chunk", offset, i)
+		}
 	}
 }

@@ -68,7 +68,7 @@ func TestReadRangeCoversExactlyTheAcquiredOffsets(t *testing.T) {
 		{12, 20, nil},
 	}
 	for _, tc := range cases {
-		got := p.ReadRange(tc.first, tc.last)
+		got := p.ReadRange(tc.first, tc.last).Join()
 		if offs := baseOffsets(t, got); !slices.Equal(offs, tc.want) {
 			t.Errorf("ReadRange(%d, %d) = batches %v, want %v", tc.first, tc.last, offs, tc.want)
 		}
@@ -77,7 +77,7 @@ func TestReadRangeCoversExactlyTheAcquiredOffsets(t *testing.T) {
 	if _, err := p.DeleteRecordsBefore(6); err != nil {
 		t.Fatal(err)
 	}
-	if offs := baseOffsets(t, p.ReadRange(0, 7)); !slices.Equal(offs, []int64{6}) {
+	if offs := baseOffsets(t, p.ReadRange(0, 7).Join()); !slices.Equal(offs, []int64{6}) {
 		t.Errorf("after DeleteRecords(6): %v", offs)
 	}
 }

@@ -33,11 +33,11 @@ func TestLastStableOffsetAndAbortedIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := baseOffsets(t, res.Records); !slices.Equal(got, []int64{0}) {
+	if got := baseOffsets(t, res.Records.Join()); !slices.Equal(got, []int64{0}) {
 		t.Fatalf("read_committed batches = %v, want [0]", got)
 	}
-	if res, _ := p.ReadIsolated(first, math.MaxInt32, true, true); len(res.Records) != 0 {
-		t.Fatalf("read_committed at the LSO returned %d bytes", len(res.Records))
+	if res, _ := p.ReadIsolated(first, math.MaxInt32, true, true); res.Records.Len() != 0 {
+		t.Fatalf("read_committed at the LSO returned %d bytes", res.Records.Len())
 	}
 	marker := p.AppendMarker(MarkerOptions{ProducerID: 7, ProducerEpoch: 0, Commit: false, NowMs: 1})
 	if marker != 5 {
@@ -47,7 +47,7 @@ func TestLastStableOffsetAndAbortedIndex(t *testing.T) {
 		t.Fatalf("after abort offsets = %+v", got)
 	}
 	res, _ = p.ReadIsolated(0, math.MaxInt32, true, true)
-	if got := baseOffsets(t, res.Records); !slices.Equal(got, []int64{0, 2, 4, 5}) {
+	if got := baseOffsets(t, res.Records.Join()); !slices.Equal(got, []int64{0, 2, 4, 5}) {
 		t.Fatalf("batches = %v", got)
 	}
 	if want := []AbortedTxn{{7, 2, 5}}; !slices.Equal(res.Aborted, want) {
@@ -92,11 +92,11 @@ func TestMarkerEncoding(t *testing.T) {
 	mustAppend(t, p, batchtest.Transactional(3, 4, 0, 1).Build())
 	p.AppendMarker(MarkerOptions{ProducerID: 3, ProducerEpoch: 5, Commit: true, CoordinatorEpoch: 9, NowMs: 1234})
 	res, _ := p.Read(1, math.MaxInt32, true)
-	if _, err := ParseBatch(res.Records); err != nil {
+	if _, err := ParseBatch(res.Records.Join()); err != nil {
 		t.Fatalf("marker does not parse: %v", err)
 	}
 	var rb kmsg.RecordBatch
-	if err := rb.ReadFrom(res.Records); err != nil {
+	if err := rb.ReadFrom(res.Records.Join()); err != nil {
 		t.Fatal(err)
 	}
 	if rb.Attributes != 0x30 || rb.ProducerID != 3 || rb.ProducerEpoch != 5 || rb.NumRecords != 1 || rb.FirstOffset != 1 {

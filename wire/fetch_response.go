@@ -16,17 +16,23 @@ import (
 // an extra write segment.
 const minSpliceBytes = 16 << 10
 
+// RecordPieces, when not nil, gives the record bytes of partition p of
+// topic t (indexes into the response's arrays) as pieces to write back to
+// back, for records that lie in several places; nil means the partition's
+// own records field holds them. The pieces are spliced in like that field.
+type RecordPieces func(t, p int) [][]byte
+
 // AppendFetchResponse encodes resp (version set) as a whole response frame.
 // The non-record bytes are appended to dst; the result is segs, which holds
 // slices of the returned dst interleaved with the partitions' RecordBatches
-// as given (not copied). The caller writes segs in order and must not modify
-// the record slices until the write is done.
+// (or their pieces) as given, not copied. The caller writes segs in order
+// and must not modify the record slices until the write is done.
 //
 // ok is false when resp sets something this encoder does not write — any
 // tagged field (diverging epoch, current leader, snapshot ID, node
 // endpoints, unknown tags) — or carries too few record bytes to be worth
 // splicing; encode it with AppendResponse instead.
-func AppendFetchResponse(dst []byte, segs [][]byte, correlationID int32, resp *kmsg.FetchResponse) (out []byte, outSegs [][]byte, ok bool) {
+func AppendFetchResponse(dst []byte, segs [][]byte, correlationID int32, resp *kmsg.FetchResponse, pieces RecordPieces) (out []byte, outSegs [][]byte, ok bool) {
 	if !spliceable(resp) {
 		return dst, segs, false
 	}
@@ -69,7 +75,7 @@ func AppendFetchResponse(dst []byte, segs [][]byte, correlationID int32, resp *k
 			if v >= 11 {
 				sp.dst = binary.BigEndian.AppendUint32(sp.dst, uint32(p.PreferredReadReplica))
 			}
-			sp.records(p.RecordBatches)
+			sp.records(p.RecordBatches, pieces, i, j)
 			if flexible {
 				sp.dst = append(sp.dst, 0) // partition tags
 			}
@@ -113,9 +119,31 @@ func newSplicer(dst []byte, correlationID int32, flexible bool) *splicer {
 	return sp
 }
 
-// records writes a nullable bytes field's length and splices its bytes in.
-func (sp *splicer) records(b []byte) {
-	sp.dst = appendNullableBytesLen(sp.dst, len(b), b == nil, sp.flexible)
+// records writes the nullable bytes field of partition p of topic t: its
+// length, then its bytes spliced in, taken from pieces when that has them
+// for the partition and from b otherwise.
+func (sp *splicer) records(b []byte, pieces RecordPieces, t, p int) {
+	var split [][]byte
+	if pieces != nil {
+		split = pieces(t, p)
+	}
+	if split == nil {
+		sp.dst = appendNullableBytesLen(sp.dst, len(b), b == nil, sp.flexible)
+		sp.splice(b)
+		return
+	}
+	n := 0
+	for _, piece := range split {
+		n += len(piece)
+	}
+	sp.dst = appendNullableBytesLen(sp.dst, n, false, sp.flexible)
+	for _, piece := range split {
+		sp.splice(piece)
+	}
+}
+
+// splice remembers b as record bytes to write at the current end of dst.
+func (sp *splicer) splice(b []byte) {
 	if len(b) > 0 {
 		sp.splices = append(sp.splices, splice{at: len(sp.dst), records: b})
 		sp.recordBytes += len(b)
@@ -132,7 +160,10 @@ func (sp *splicer) finish(segs [][]byte) ([]byte, [][]byte, bool) {
 	binary.BigEndian.PutUint32(sp.dst[sp.start:], uint32(len(sp.dst)-sp.start-4+sp.recordBytes))
 	prev := sp.start
 	for _, s := range sp.splices {
-		segs = append(segs, sp.dst[prev:s.at], s.records)
+		if s.at > prev { // pieces of one field follow each other directly
+			segs = append(segs, sp.dst[prev:s.at])
+		}
+		segs = append(segs, s.records)
 		prev = s.at
 	}
 	segs = append(segs, sp.dst[prev:])

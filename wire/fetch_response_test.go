@@ -66,7 +66,19 @@ func TestAppendFetchResponseMatchesKmsg(t *testing.T) {
 		for range 50 {
 			resp := randomFetchResponse(rng, version)
 			want := AppendResponse(nil, 12345, resp)
-			buf, segs, ok := AppendFetchResponse(nil, nil, 12345, resp)
+			var pieces RecordPieces
+			if rng.IntN(2) == 0 {
+				// The same records, cut into pieces that the encoder
+				// must splice back to back.
+				records := make([][]*[]byte, len(resp.Topics))
+				for i := range resp.Topics {
+					for j := range resp.Topics[i].Partitions {
+						records[i] = append(records[i], &resp.Topics[i].Partitions[j].RecordBatches)
+					}
+				}
+				pieces = cutRecords(rng, records)
+			}
+			buf, segs, ok := AppendFetchResponse(nil, nil, 12345, resp, pieces)
 			if !ok {
 				if len(buf) != 0 || len(segs) != 0 {
 					t.Fatalf("v%d: declined but returned %d bytes, %d segments", version, len(buf), len(segs))
@@ -98,7 +110,7 @@ func TestAppendFetchResponseDeclines(t *testing.T) {
 		resp.Topics = append(resp.Topics, tp)
 		return resp
 	}
-	if _, _, ok := AppendFetchResponse(nil, nil, 1, base()); !ok {
+	if _, _, ok := AppendFetchResponse(nil, nil, 1, base(), nil); !ok {
 		t.Fatal("a plain response with enough records was declined")
 	}
 	cases := map[string]func(*kmsg.FetchResponse){
@@ -112,8 +124,34 @@ func TestAppendFetchResponseDeclines(t *testing.T) {
 	for name, mutate := range cases {
 		resp := base()
 		mutate(resp)
-		if _, _, ok := AppendFetchResponse(nil, nil, 1, resp); ok {
+		if _, _, ok := AppendFetchResponse(nil, nil, 1, resp, nil); ok {
 			t.Errorf("%s: spliced a response it cannot encode", name)
 		}
 	}
+}
+
+// cutRecords cuts each non-empty record field (records[t][p]) into one to
+// four non-empty pieces, sets the field to nil, and returns the pieces as a
+// RecordPieces: an encoding from them must equal one from the fields.
+func cutRecords(rng *rand.Rand, records [][]*[]byte) RecordPieces {
+	cut := make([][][][]byte, len(records))
+	for t, fields := range records {
+		cut[t] = make([][][]byte, len(fields))
+		for p, field := range fields {
+			b := *field
+			if len(b) == 0 {
+				continue
+			}
+			for len(b) > 0 {
+				n := len(b)
+				if len(cut[t][p]) < 3 {
+					n = 1 + rng.IntN(len(b))
+				}
+				cut[t][p] = append(cut[t][p], b[:n])
+				b = b[n:]
+			}
+			*field = nil
+		}
+	}
+	return func(t, p int) [][]byte { return cut[t][p] }
 }

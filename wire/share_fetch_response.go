@@ -7,11 +7,12 @@ import (
 )
 
 // AppendShareFetchResponse is AppendFetchResponse for ShareFetch (v1+,
-// always flexible): the acquired records go out by reference, the rest is
+// always flexible): the acquired records (a partition's Records, or its
+// pieces) go out by reference, the rest is
 // appended to dst. ok is false when resp sets something this encoder does
 // not write (unknown tags) or carries too few record bytes; encode it with
 // AppendResponse then.
-func AppendShareFetchResponse(dst []byte, segs [][]byte, correlationID int32, resp *kmsg.ShareFetchResponse) (out []byte, outSegs [][]byte, ok bool) {
+func AppendShareFetchResponse(dst []byte, segs [][]byte, correlationID int32, resp *kmsg.ShareFetchResponse, pieces RecordPieces) (out []byte, outSegs [][]byte, ok bool) {
 	if !shareSpliceable(resp) {
 		return dst, segs, false
 	}
@@ -37,7 +38,7 @@ func AppendShareFetchResponse(dst []byte, segs [][]byte, correlationID int32, re
 			sp.dst = binary.BigEndian.AppendUint32(sp.dst, uint32(p.CurrentLeader.LeaderID))
 			sp.dst = binary.BigEndian.AppendUint32(sp.dst, uint32(p.CurrentLeader.LeaderEpoch))
 			sp.dst = append(sp.dst, 0) // current leader tags
-			sp.records(p.Records)
+			sp.records(p.Records, pieces, i, j)
 			sp.dst = appendArrayLen(sp.dst, len(p.AcquiredRecords), true)
 			for _, a := range p.AcquiredRecords {
 				sp.dst = binary.BigEndian.AppendUint64(sp.dst, uint64(a.FirstOffset))

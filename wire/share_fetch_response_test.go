@@ -66,7 +66,17 @@ func TestAppendShareFetchResponseMatchesKmsg(t *testing.T) {
 		for range 100 {
 			resp := randomShareFetchResponse(rng, version)
 			want := AppendResponse(nil, 4242, resp)
-			buf, segs, ok := AppendShareFetchResponse(nil, nil, 4242, resp)
+			var pieces RecordPieces
+			if rng.IntN(2) == 0 {
+				records := make([][]*[]byte, len(resp.Topics))
+				for i := range resp.Topics {
+					for j := range resp.Topics[i].Partitions {
+						records[i] = append(records[i], &resp.Topics[i].Partitions[j].Records)
+					}
+				}
+				pieces = cutRecords(rng, records)
+			}
+			buf, segs, ok := AppendShareFetchResponse(nil, nil, 4242, resp, pieces)
 			if !ok {
 				if len(buf) != 0 || len(segs) != 0 {
 					t.Fatalf("v%d: declined but returned %d bytes, %d segments", version, len(buf), len(segs))
@@ -85,7 +95,7 @@ func TestAppendShareFetchResponseMatchesKmsg(t *testing.T) {
 	}
 	resp := randomShareFetchResponse(rng, 2)
 	resp.UnknownTags.Set(3, []byte{1})
-	if _, _, ok := AppendShareFetchResponse(nil, nil, 1, resp); ok {
+	if _, _, ok := AppendShareFetchResponse(nil, nil, 1, resp, nil); ok {
 		t.Fatal("spliced a response with unknown tags")
 	}
 }

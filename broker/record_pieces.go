@@ -1,0 +1,97 @@
+package broker
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/wire"
+)
+
+// Fetch and ShareFetch answers carry record bytes straight from the logs. A
+// read that crosses storage chunks comes back as several pieces
+// (storage.Records), and kmsg has one []byte field for a partition's
+// records. Rather than join the pieces (a copy of up to a partition's fetch
+// size), an answer keeps them beside its kmsg response; the connection
+// splices them into its vectored write (wire.RecordPieces), and anything
+// that encodes the answer through kmsg gets them joined first.
+
+// splitRecords holds the records of an answer's partitions that lie in more
+// than one piece, by the partitions' indexes in the response. Invariant: a
+// partition listed here has a nil records field in the kmsg response until
+// join moves its pieces there.
+type splitRecords struct {
+	split []splitPartition
+}
+
+type splitPartition struct {
+	topic, partition int
+	records          storage.Records
+}
+
+// field returns what the kmsg records field of partition p of topic t
+// holds for records: its one piece, or nil for none, or nil while its
+// pieces are kept here.
+func (s *splitRecords) field(t, p int, records storage.Records) []byte {
+	switch len(records) {
+	case 0:
+		return nil
+	case 1:
+		return records[0]
+	}
+	s.split = append(s.split, splitPartition{topic: t, partition: p, records: records})
+	return nil
+}
+
+// pieces is a wire.RecordPieces over the split partitions. An answer has
+// few of them (only reads that crossed a chunk boundary), so a scan is
+// cheaper than a map.
+func (s *splitRecords) pieces(t, p int) [][]byte {
+	for _, sp := range s.split {
+		if sp.topic == t && sp.partition == p {
+			return sp.records
+		}
+	}
+	return nil
+}
+
+// recordPieces returns pieces as a wire.RecordPieces, or nil when no
+// partition is split (the common case, and no closure to allocate).
+func (s *splitRecords) recordPieces() wire.RecordPieces {
+	if len(s.split) == 0 {
+		return nil
+	}
+	return s.pieces
+}
+
+// join hands every split partition's records, joined, to set, and forgets
+// the pieces.
+func (s *splitRecords) join(set func(t, p int, records []byte)) {
+	for _, sp := range s.split {
+		set(sp.topic, sp.partition, sp.records.Join())
+	}
+	s.split = nil
+}
+
+// fetchResponse is a Fetch answer whose records may be split.
+type fetchResponse struct {
+	kmsg.FetchResponse
+	splitRecords
+}
+
+// AppendTo encodes the answer through kmsg, its split records joined.
+func (r *fetchResponse) AppendTo(dst []byte) []byte {
+	r.join(func(t, p int, records []byte) { r.Topics[t].Partitions[p].RecordBatches = records })
+	return r.FetchResponse.AppendTo(dst)
+}
+
+// shareFetchResponse is a ShareFetch answer whose records may be split.
+type shareFetchResponse struct {
+	kmsg.ShareFetchResponse
+	splitRecords
+}
+
+// AppendTo encodes the answer through kmsg, its split records joined.
+func (r *shareFetchResponse) AppendTo(dst []byte) []byte {
+	r.join(func(t, p int, records []byte) { r.Topics[t].Partitions[p].Records = records })
+	return r.ShareFetchResponse.AppendTo(dst)
+}
