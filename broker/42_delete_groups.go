@@ -9,6 +9,11 @@ package broker
 //   - Members present answer NON_EMPTY_GROUP; an unknown ID
 //     GROUP_ID_NOT_FOUND.
 //   - A KIP-848 consumer group is deleted with its committed offsets.
+//   - v3 (kmsg adds a per-group ErrorMessage) is not served: it comes with
+//     KIP-1331 (streams topology descriptions, GROUP_DELETION_FAILED) in
+//     Kafka after 4.3, not in the 4.2 this broker follows, and Kafka's own
+//     v3 definition was not available to check its texts and error
+//     downgrades against.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
