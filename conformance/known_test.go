@@ -90,4 +90,8 @@ var knownTable = []known{
 	{scenario: "api-versions", key: "share.version supported", kafka: "0-1", kfake: "0-2",
 		rule: "§8 found by testing: kfake advertises share.version 2 (KIP-1191) without implementing it; Kafka 4.2 tops out at 1"},
 	{scenario: "api-versions", key: "share.version finalized", kafka: "1-1", kfake: "2-2", rule: "§8 found by testing"},
+
+	// Beyond share groups.
+	{scenario: "list-transactions-pattern", key: "pattern orders-.*", kafka: "NONE [orders-1]", kfake: "NONE [orders-1 xorders-1]",
+		rule: "transactions.md list-transactions-pattern (KIP-1152): the pattern must match the whole ID; kfake finds it anywhere"},
 }

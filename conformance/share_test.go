@@ -48,6 +48,7 @@ var scenarios = []scenario{
 	{name: "ack-unknown-share-group", run: ackUnknownShareGroup},
 	{name: "rejoin-epoch-0", run: rejoinEpochZero},
 	{name: "heartbeat-interval-group-config", run: heartbeatIntervalGroupConfig},
+	{name: "list-transactions-pattern", run: listTransactionsPattern}, // txn_test.go
 }
 
 func TestConformance(t *testing.T) {
