@@ -76,7 +76,7 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
-				guard, err := b.checkTxnProduce(p, rp.Records)
+				guard, err := b.checkTxnProduce(p, rp.Records, req.Version)
 				if err != nil {
 					sp.ErrorCode = codeFor(err)
 					sp.ErrorMessage = errMessage(err)
@@ -118,18 +118,30 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 // returns the guard its append must pass (marker-last); other batches get
 // the zero guard. The guard is taken before the check, so a marker that
 // lands after it, while no lock is held, makes the append refuse the
-// batch. A fenced epoch is answered INVALID_PRODUCER_EPOCH, the code
-// Kafka's partition leader gives (ProducerStateManager), which clients
-// treat as fenced.
-func (b *Broker) checkTxnProduce(p *storage.Partition, raw []byte) (storage.TxnGuard, error) {
+// batch. Under transaction version 2, Produce v12+ adds the partition to
+// the transaction itself (produce-implicit-add).
+//
+// Errors are answered as Kafka's partition leader answers them
+// (produce-txn-errors): a fenced epoch INVALID_PRODUCER_EPOCH, which
+// clients treat as fenced; a transaction completing NOT_ENOUGH_REPLICAS,
+// which every client retries without refreshing metadata; a partition
+// not in the transaction TRANSACTION_ABORTABLE from v11 (KIP-890's error
+// for it), INVALID_TXN_STATE before.
+func (b *Broker) checkTxnProduce(p *storage.Partition, raw []byte, version int16) (storage.TxnGuard, error) {
 	pid, epoch, ok := storage.PeekTransactional(raw)
 	if !ok {
 		return storage.TxnGuard{}, nil
 	}
 	guard := p.TxnGuard(pid)
-	err := b.txns.CheckProduce(pid, epoch, txn.TopicPartition{Topic: p.Topic, Partition: p.Index})
-	if errors.Is(err, txn.ErrProducerFenced) {
+	add := version >= 12 && b.txnVersion2()
+	err := b.txns.CheckProduce(pid, epoch, txn.TopicPartition{Topic: p.Topic, Partition: p.Index}, add)
+	switch {
+	case errors.Is(err, txn.ErrProducerFenced):
 		return guard, fmt.Errorf("%w: %w", storage.ErrInvalidProducerEpoch, err)
+	case errors.Is(err, txn.ErrConcurrentTransactions):
+		return guard, fmt.Errorf("%w: %w", errTxnNotVerified, err)
+	case errors.Is(err, txn.ErrInvalidTxnState) && version >= 11:
+		return guard, fmt.Errorf("%w: %w", errTransactionAbortable, err)
 	}
 	if err == nil && b.txnProduceHook != nil {
 		b.txnProduceHook()

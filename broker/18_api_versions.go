@@ -24,18 +24,28 @@ func init() {
 func handleAPIVersions(b *Broker, r *request) (kmsg.Response, error) {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = advertisedAPIs()
-	addFeatures(resp)
+	addFeatures(resp, b.cfg.props.int32("transaction.version"))
 	return resp, nil
 }
 
 // shareFetchKey is the API whose presence means share groups are served.
 const shareFetchKey = 78
 
-// addFeatures reports the features the served APIs implement (v3+): share
+// addFeatures reports the features the served APIs implement (v3+):
+// transaction.version supported to level 2 and finalized at txnVersion (a
+// feature at level 0 is not listed as finalized, as in Kafka), and share
 // groups at share.version level 1, Kafka 4.2's, supported from level 0.
 // Features are finalized for good, so the epoch never changes.
-func addFeatures(resp *kmsg.ApiVersionsResponse) {
+func addFeatures(resp *kmsg.ApiVersionsResponse, txnVersion int32) {
 	resp.FinalizedFeaturesEpoch = 1
+	tf := kmsg.NewApiVersionsResponseSupportedFeature()
+	tf.Name, tf.MinVersion, tf.MaxVersion = "transaction.version", 0, 2
+	resp.SupportedFeatures = append(resp.SupportedFeatures, tf)
+	if txnVersion > 0 {
+		ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+		ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "transaction.version", int16(txnVersion), int16(txnVersion)
+		resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+	}
 	if lookupAPI(shareFetchKey) == nil {
 		return
 	}

@@ -1,6 +1,6 @@
 package broker
 
-// EndTxn (key 26), v0-v4.
+// EndTxn (key 26), v0-v5.
 //
 //   - Commits or aborts the transactional ID's transaction: a COMMIT or
 //     ABORT marker into every partition added, then the groups' pending
@@ -9,19 +9,24 @@ package broker
 //     decision just completed (a client retry), which succeeds.
 //   - INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (v2+; INVALID_PRODUCER_EPOCH
 //     before), CONCURRENT_TRANSACTIONS as for AddPartitionsToTxn.
-//   - v5 returns a new epoch per transaction (transaction.version 2,
-//     KIP-890 part 2); we do not advertise it (tv1-only).
+//   - v5 under transaction.version 2 (KIP-890 part 2) raises the epoch with
+//     every commit or abort and answers the producer ID and epoch to go on
+//     with; its retry is recognised by the epoch below, and an abort with
+//     nothing ongoing is allowed (end-txn-bump). Below level 2, v5 follows
+//     the rules above and answers the unchanged producer ID and epoch.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-func init() { register(26, 0, 4, handleEndTxn) }
+func init() { register(26, 0, 5, handleEndTxn) }
 
 func handleEndTxn(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.EndTxnRequest)
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
-	err := b.txns.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit)
+	bump := req.Version >= 5 && b.txnVersion2()
+	pid, epoch, err := b.txns.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, bump)
 	resp.ErrorCode = txnCode(err, req.Version, 2)
+	resp.ProducerID, resp.ProducerEpoch = pid, epoch
 	return resp, nil
 }

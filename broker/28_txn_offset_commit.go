@@ -1,6 +1,6 @@
 package broker
 
-// TxnOffsetCommit (key 28), v0-v4.
+// TxnOffsetCommit (key 28), v0-v6.
 //
 //   - Stores the offsets as pending for the transaction; EndTxn applies or
 //     drops them (txn-offset-commit). The group must have been added with
@@ -18,16 +18,20 @@ package broker
 //   - Unknown topics or partitions are UNKNOWN_TOPIC_OR_PARTITION, metadata
 //     above offset.metadata.max.bytes OFFSET_METADATA_TOO_LARGE, per
 //     partition.
-//   - v5 belongs to transaction.version 2 and v6 names topics by ID; neither
-//     is served (tv1-only).
+//   - v5+ under transaction.version 2 (KIP-890 part 2) adds the group to
+//     the transaction itself, starting one if none is ongoing, so no
+//     AddOffsetsToTxn is needed (txn-offset-commit-implicit). Below level
+//     2 it follows the rules above.
+//   - v6 names topics by ID; an unknown ID answers UNKNOWN_TOPIC_ID.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/storage"
 )
 
-func init() { register(28, 0, 4, handleTxnOffsetCommit) }
+func init() { register(28, 0, 6, handleTxnOffsetCommit) }
 
 func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.TxnOffsetCommitRequest)
@@ -38,8 +42,19 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	if req.Version >= 3 {
 		in.Generation, in.MemberID, in.InstanceID = req.Generation, req.MemberID, req.InstanceID
 	}
-	for _, rt := range req.Topics {
-		ct := group.CommitTopic{Topic: rt.Topic}
+	// v6 names topics by ID; topicErr holds UNKNOWN_TOPIC_ID for the
+	// topics we cannot name, which the group never sees.
+	topicErr := make([]error, len(req.Topics))
+	for i, rt := range req.Topics {
+		name := rt.Topic
+		if req.Version >= 6 {
+			var ok bool
+			if name, ok = b.topicNameByID(rt.TopicID); !ok {
+				topicErr[i] = storage.ErrUnknownTopicID
+				continue
+			}
+		}
+		ct := group.CommitTopic{Topic: name}
 		for _, rp := range rt.Partitions {
 			leaderEpoch := int32(-1)
 			if req.Version >= 2 {
@@ -53,7 +68,8 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	}
 
 	var errs [][]error
-	err := b.txns.CheckOffsetCommit(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
+	add := req.Version >= 5 && b.txnVersion2()
+	err := b.txns.CheckOffsetCommit(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, add)
 	if err == nil {
 		if t, _ := b.groupRegistry.TypeOf(in.GroupID); t == group.TypeConsumer {
 			errs, err = b.consumerGroups.TxnCommit(in)
@@ -61,18 +77,25 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 			errs, err = b.classicGroups.TxnCommit(in)
 		}
 	}
+	next := 0 // index into in.Topics and errs
 	for i, rt := range req.Topics {
 		st := kmsg.NewTxnOffsetCommitResponseTopic()
-		st.Topic = rt.Topic
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		for j, rp := range rt.Partitions {
 			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
-			if err != nil {
+			switch {
+			case topicErr[i] != nil:
+				sp.ErrorCode = codeFor(topicErr[i])
+			case err != nil:
 				sp.ErrorCode = txnCode(err, req.Version, 3)
-			} else {
-				sp.ErrorCode = codeFor(errs[i][j])
+			default:
+				sp.ErrorCode = codeFor(errs[next][j])
 			}
 			st.Partitions = append(st.Partitions, sp)
+		}
+		if topicErr[i] == nil {
+			next++
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -17,6 +17,12 @@ func codeFor(err error) int16 {
 	switch {
 	case err == nil:
 		return 0
+	// These wrap a txn sentinel below; the code the client gets is theirs
+	// (produce-txn-errors).
+	case errors.Is(err, errTxnNotVerified):
+		return kerr.NotEnoughReplicas.Code
+	case errors.Is(err, errTransactionAbortable):
+		return kerr.TransactionAbortable.Code
 	case errors.Is(err, storage.ErrUnknownTopic):
 		return kerr.UnknownTopicOrPartition.Code
 	case errors.Is(err, storage.ErrUnknownTopicID):
@@ -135,6 +141,12 @@ func codeFor(err error) int16 {
 
 // Errors the broker itself raises while validating requests.
 var (
+	// errTxnNotVerified: a transactional batch could not be checked with
+	// the coordinator now (its transaction is completing); retry.
+	errTxnNotVerified = errors.New("cannot verify the partition is in the transaction yet")
+	// errTransactionAbortable: a transactional batch for a partition not in
+	// the transaction; the producer must abort.
+	errTransactionAbortable     = errors.New("partition is not in the transaction")
 	errInvalidConfig            = errors.New("invalid configuration")
 	errInvalidRequest           = errors.New("invalid request")
 	errInvalidReplicationFactor = errors.New("invalid replication factor")

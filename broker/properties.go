@@ -112,6 +112,8 @@ var properties = []property{
 		doc: "Default of retention.bytes per partition; -1 is unlimited."},
 	{name: "log.retention.check.interval.ms", def: "300000", kind: kindLong, scope: scopeBroker, min: 1, max: int64Max,
 		doc: "How often retention is applied to every partition."},
+	{name: "transaction.version", def: "2", kind: kindInt, scope: scopeBroker, min: 0, max: 2,
+		doc: "The finalized level of the transaction.version feature, as `kafka-storage format --feature` sets it (Kafka 4.x formats new clusters at 2). At 2, clients may use KIP-890's transactions: Produce v12+ and TxnOffsetCommit v5+ add their partition or group themselves, and EndTxn v5 raises the epoch with every transaction. Below 2 those versions keep the older rules."},
 	{name: "transaction.max.timeout.ms", def: "900000", kind: kindInt, scope: scopeBroker, min: 1, max: int32Max,
 		doc: "Largest TransactionTimeoutMs InitProducerId accepts; a larger one is INVALID_TRANSACTION_TIMEOUT."},
 	{name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", def: "10000", kind: kindInt, scope: scopeBroker, min: 1, max: int32Max,

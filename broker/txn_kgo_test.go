@@ -7,12 +7,14 @@ import (
 	"maps"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -103,9 +105,15 @@ func (r *committedReader) counts() map[string]int {
 // TestKgoGroupTransactSessionCopiesExactlyOnce (end-txn, txn-offset-commit,
 // read-committed-fetch, require-stable): two kgo GroupTransactSession
 // members of a classic group copy topic A to topic B; one leaves mid-way.
-// A read_committed reader of B sees every input record exactly once.
+// A read_committed reader of B sees every input record exactly once. At
+// transaction.version 2 kgo runs KIP-890's transactions (end-txn-bump,
+// produce-implicit-add, txn-offset-commit-implicit), at 1 the older ones.
 func TestKgoGroupTransactSessionCopiesExactlyOnce(t *testing.T) {
-	testGroupTransactSessionCopy(t, nil)
+	for _, level := range []string{"2", "1"} {
+		t.Run("transaction.version="+level, func(t *testing.T) {
+			testGroupTransactSessionCopy(t, map[string]string{"transaction.version": level})
+		})
+	}
 }
 
 // TestKgoGroupTransactSession848CopiesExactlyOnce (txn-offset-commit-848,
@@ -121,10 +129,28 @@ func TestKgoGroupTransactSession848CopiesExactlyOnce(t *testing.T) {
 	testGroupTransactSessionCopy(t, props, kgo.ServerSideBalancer())
 }
 
+// addsCounter counts, through a kgo hook, the AddPartitionsToTxn and
+// AddOffsetsToTxn requests a client wrote: KIP-890's transactions send
+// none.
+type addsCounter struct{ adds atomic.Int64 }
+
+func (c *addsCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if (key == int16(kmsg.AddPartitionsToTxn) || key == int16(kmsg.AddOffsetsToTxn)) && err == nil {
+		c.adds.Add(1)
+	}
+}
+
 func testGroupTransactSessionCopy(t *testing.T, props map[string]string, groupOpts ...kgo.Opt) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	_, addr := startBroker(t, broker.Config{Props: props})
+	var adds addsCounter
+	defer func() {
+		tv2 := props["transaction.version"] != "1" && props["transaction.version"] != "0"
+		if n := adds.adds.Load(); tv2 && n != 0 || !tv2 && n == 0 {
+			t.Errorf("members sent %d AddPartitionsToTxn/AddOffsetsToTxn requests; want none exactly when transaction.version is 2", n)
+		}
+	}()
 	const n = 400
 	txnCreateTopics(ctx, t, addr, 4, "eos-in", "eos-out")
 
@@ -154,6 +180,7 @@ func testGroupTransactSessionCopy(t *testing.T, props map[string]string, groupOp
 			kgo.FetchIsolationLevel(kgo.ReadCommitted()),
 			kgo.FetchMaxBytes(4096),
 			kgo.FetchMaxPartitionBytes(1024),
+			kgo.WithHooks(&adds),
 		}, groupOpts...)...)
 		if err != nil {
 			return err

@@ -52,3 +52,8 @@ func (b *Broker) completeTxn(c txn.Completion) {
 	b.log.Debug("transaction completed", "transactional_id", c.TransactionalID,
 		"producer_id", c.ProducerID, "commit", c.Commit, "partitions", len(c.Partitions))
 }
+
+// txnVersion2 reports whether transaction.version is finalized at 2, where
+// Produce v12+, TxnOffsetCommit v5+ and EndTxn v5 follow KIP-890's rules
+// (produce-implicit-add, txn-offset-commit-implicit, end-txn-bump).
+func (b *Broker) txnVersion2() bool { return b.cfg.props.int32("transaction.version") >= 2 }

@@ -47,25 +47,52 @@ func (c *rawConn) addOffsets(id string, pid int64, epoch int16, group string) in
 
 func (c *rawConn) endTxn(id string, pid int64, epoch int16, commit bool) int16 {
 	c.t.Helper()
+	return c.endTxnAt(4, id, pid, epoch, commit).ErrorCode
+}
+
+// endTxnAt sends EndTxn at version and returns the answer.
+func (c *rawConn) endTxnAt(version int16, id string, pid int64, epoch int16, commit bool) *kmsg.EndTxnResponse {
+	c.t.Helper()
 	req := kmsg.NewPtrEndTxnRequest()
-	req.SetVersion(4)
+	req.SetVersion(version)
 	req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit = id, pid, epoch, commit
-	return c.request(req).(*kmsg.EndTxnResponse).ErrorCode
+	return c.request(req).(*kmsg.EndTxnResponse)
 }
 
 func (c *rawConn) txnCommit(id string, pid int64, epoch int16, group, member string, generation int32, topic string, offset int64) int16 {
 	c.t.Helper()
+	return c.txnCommitAt(4, id, pid, epoch, group, member, generation, topic, offset)
+}
+
+// txnCommitAt sends TxnOffsetCommit at version (below v6: topics by name)
+// for partition 0 of topic and returns its error code.
+func (c *rawConn) txnCommitAt(version int16, id string, pid int64, epoch int16, group, member string, generation int32, topic string, offset int64) int16 {
+	c.t.Helper()
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
-	req.SetVersion(4)
+	req.SetVersion(version)
 	req.TransactionalID, req.ProducerID, req.ProducerEpoch = id, pid, epoch
 	req.Group, req.MemberID, req.Generation = group, member, generation
 	rt := kmsg.NewTxnOffsetCommitRequestTopic()
 	rt.Topic = topic
+	if version >= 6 && topic != "" {
+		rt.TopicID = c.topicID(topic) // v6 names topics by ID; "" leaves it zero, unknown
+	}
 	rp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 	rp.Partition, rp.Offset, rp.LeaderEpoch = 0, offset, -1
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
 	return c.request(req).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+}
+
+// topicID returns topic's ID from Metadata.
+func (c *rawConn) topicID(topic string) [16]byte {
+	c.t.Helper()
+	req := kmsg.NewPtrMetadataRequest()
+	req.SetVersion(12)
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr(topic)
+	req.Topics = append(req.Topics, rt)
+	return c.request(req).(*kmsg.MetadataResponse).Topics[0].TopicID
 }
 
 // offsetFetch returns partition 0's committed offset and error code.
@@ -134,7 +161,15 @@ func TestTxnZombieFencingRaw(t *testing.T) {
 	c.wantOffset("pending commit visible", "zg", "zin", false, -1, nil)
 	produced := c.produce("zout", 0, batchtest.Transactional(pid, epoch, 0, 2).Build())
 	code(t, "transactional produce", produced.ErrorCode, nil)
-	code(t, "produce to a partition not added", c.produce("zin", 0, batchtest.Transactional(pid, epoch, 0, 1).Build()).ErrorCode, kerr.InvalidTxnState)
+	// produce-txn-errors: below Produce v12 nothing adds the partition;
+	// v11 learnt KIP-890's TRANSACTION_ABORTABLE for it.
+	notAdded := func(version int16) int16 {
+		req := produceReq("zin", 0, -1, batchtest.Transactional(pid, epoch, 0, 1).Build())
+		req.SetVersion(version)
+		return c.request(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0].ErrorCode
+	}
+	code(t, "Produce v10 to a partition not added", notAdded(10), kerr.InvalidTxnState)
+	code(t, "Produce v11 to a partition not added", notAdded(11), kerr.TransactionAbortable)
 
 	// A new producer for the same ID fences the old one and aborts its
 	// transaction: the pending offset is dropped, an ABORT marker written.

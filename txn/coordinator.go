@@ -103,12 +103,19 @@ type txnState struct {
 	id         string
 	producerID int64
 	epoch      int16
-	timeout    time.Duration
-	state      State
-	started    time.Time // when the transaction became Ongoing
-	updated    time.Time // last change, for txn-id-expiry
-	partitions map[TopicPartition]struct{}
-	groups     map[string]struct{}
+	// prevProducerID is the producer ID before the last move to a new one
+	// (epoch-exhausted), so that a retried EndTxn of the transaction that
+	// moved it is recognised (end-txn-bump); -1 before any move.
+	prevProducerID int64
+	timeout        time.Duration
+	state          State
+	started        time.Time // when the transaction became Ongoing
+	updated        time.Time // last change, for txn-id-expiry
+	partitions     map[TopicPartition]struct{}
+	groups         map[string]struct{}
+	// tv2: the ongoing transaction was joined through transaction version
+	// 2's implicit adds, so fencing it raises the epoch twice (fence).
+	tv2 bool
 }
 
 // New returns a coordinator. Its periodic clean-up runs while it knows any
@@ -156,7 +163,7 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, producerI
 	now := c.cfg.Clock.Now()
 	t := c.ids[id]
 	if t == nil {
-		t = &txnState{id: id, producerID: c.cfg.NewProducerID(), epoch: 0, state: Empty, timeout: timeout, updated: now}
+		t = &txnState{id: id, producerID: c.cfg.NewProducerID(), prevProducerID: -1, epoch: 0, state: Empty, timeout: timeout, updated: now}
 		c.ids[id] = t
 		c.byPID[t.producerID] = t
 		c.armCleanupLocked()
@@ -194,13 +201,27 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, producerI
 // fenceLocked aborts t's ongoing transaction and raises its epoch. The
 // markers go to the producer ID the partitions know, at the raised epoch
 // so the old producer is fenced there too; when the epoch is exhausted they
-// keep the old epoch and t moves to a new producer ID.
+// keep the last epoch and t moves to a new producer ID.
+//
+// A transaction of transaction version 2 has its epoch raised twice, as
+// Kafka's fence followed by its abort does there: raised once, the fenced
+// producer's own EndTxn, one epoch back, would pass for the retry of an
+// EndTxn that raised it (end-txn-bump) instead of being fenced.
 func (c *Coordinator) fenceLocked(t *txnState) Completion {
-	comp := c.prepareLocked(t, false)
-	if t.epoch < maxEpoch {
-		comp.Epoch = t.epoch + 1
+	raises := 1
+	if t.tv2 {
+		raises = 2
 	}
-	c.bumpLocked(t)
+	comp := c.prepareLocked(t, false)
+	for range raises {
+		if t.producerID != comp.ProducerID {
+			break // moved to a new producer ID: the old one is fenced for good
+		}
+		if t.epoch < maxEpoch {
+			comp.Epoch = t.epoch + 1
+		}
+		c.bumpLocked(t)
+	}
 	return comp
 }
 
@@ -212,6 +233,7 @@ func (c *Coordinator) bumpLocked(t *txnState) {
 		return
 	}
 	delete(c.byPID, t.producerID)
+	t.prevProducerID = t.producerID
 	t.producerID, t.epoch = c.cfg.NewProducerID(), 0
 	c.byPID[t.producerID] = t
 }
@@ -279,12 +301,19 @@ func (c *Coordinator) checkLocked(id string, producerID int64, epoch int16) (*tx
 	return t, nil
 }
 
-// beginLocked starts a transaction if none is ongoing.
-func (c *Coordinator) beginLocked(t *txnState) {
+// beginLocked starts a transaction if none is ongoing, for a request that
+// adds to it; tv2 tells whether that request is one of transaction version
+// 2's implicit adds, which makes the transaction one of version 2. An add
+// of what the transaction holds already changes nothing, not even that.
+func (c *Coordinator) beginLocked(t *txnState, tv2 bool) {
+	if tv2 {
+		t.tv2 = true
+	}
 	if t.state == Ongoing {
 		return
 	}
 	t.state = Ongoing
+	t.tv2 = tv2
 	t.started = c.cfg.Clock.Now()
 	t.partitions = make(map[TopicPartition]struct{})
 	t.groups = make(map[string]struct{})
@@ -299,7 +328,7 @@ func (c *Coordinator) AddPartitions(id string, producerID int64, epoch int16, pa
 	if err != nil {
 		return err
 	}
-	c.beginLocked(t)
+	c.beginLocked(t, false)
 	for _, tp := range parts {
 		t.partitions[tp] = struct{}{}
 	}
@@ -315,20 +344,28 @@ func (c *Coordinator) AddGroup(id string, producerID int64, epoch int16, group s
 	if err != nil {
 		return err
 	}
-	c.beginLocked(t)
+	c.beginLocked(t, false)
 	t.groups[group] = struct{}{}
 	t.updated = c.cfg.Clock.Now()
 	return nil
 }
 
 // CheckOffsetCommit checks a TxnOffsetCommit against id's transaction: the
-// producer must be current and the group added (txn-offset-commit).
-func (c *Coordinator) CheckOffsetCommit(id string, producerID int64, epoch int16, group string) error {
+// producer must be current and the group added (txn-offset-commit). With
+// add (transaction version 2, TxnOffsetCommit v5+) the commit adds the
+// group itself, starting the transaction if none is ongoing
+// (txn-offset-commit-implicit).
+func (c *Coordinator) CheckOffsetCommit(id string, producerID int64, epoch int16, group string, add bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, err := c.checkLocked(id, producerID, epoch)
 	if err != nil {
 		return err
+	}
+	if _, ok := t.groups[group]; add && (t.state != Ongoing || !ok) {
+		c.beginLocked(t, true)
+		t.groups[group] = struct{}{}
+		t.updated = c.cfg.Clock.Now()
 	}
 	if _, ok := t.groups[group]; t.state != Ongoing || !ok {
 		return fmt.Errorf("%w: group %s was not added to the transaction of %s", ErrInvalidTxnState, group, id)
@@ -338,8 +375,11 @@ func (c *Coordinator) CheckOffsetCommit(id string, producerID int64, epoch int16
 
 // CheckProduce checks a transactional batch from producerID at epoch for
 // tp: the producer must be a transactional ID's current one and tp in its
-// ongoing transaction (add-partitions). An old epoch is ErrProducerFenced.
-func (c *Coordinator) CheckProduce(producerID int64, epoch int16, tp TopicPartition) error {
+// ongoing transaction (add-partitions). An old epoch is ErrProducerFenced,
+// a transaction completing ErrConcurrentTransactions. With add
+// (transaction version 2, Produce v12+) tp is added if it is not in the
+// transaction yet, which starts one if none is ongoing (produce-implicit-add).
+func (c *Coordinator) CheckProduce(producerID int64, epoch int16, tp TopicPartition, add bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.byPID[producerID]
@@ -348,6 +388,13 @@ func (c *Coordinator) CheckProduce(producerID int64, epoch int16, tp TopicPartit
 		return fmt.Errorf("%w: producer %d has no transactional ID", ErrInvalidTxnState, producerID)
 	case epoch != t.epoch:
 		return fmt.Errorf("%w: producer %d is at epoch %d, batch has %d", ErrProducerFenced, producerID, t.epoch, epoch)
+	case t.state == PrepareCommit || t.state == PrepareAbort:
+		return fmt.Errorf("%w: transaction of %s is completing", ErrConcurrentTransactions, t.id)
+	}
+	if _, ok := t.partitions[tp]; add && (t.state != Ongoing || !ok) {
+		c.beginLocked(t, true)
+		t.partitions[tp] = struct{}{}
+		t.updated = c.cfg.Clock.Now()
 	}
 	if _, ok := t.partitions[tp]; t.state != Ongoing || !ok {
 		return fmt.Errorf("%w: %s-%d was not added to the transaction of %s", ErrInvalidTxnState, tp.Topic, tp.Partition, t.id)
@@ -357,26 +404,101 @@ func (c *Coordinator) CheckProduce(producerID int64, epoch int16, tp TopicPartit
 
 // EndTxn commits or aborts id's transaction (end-txn): the markers are
 // written and the offsets settled before it returns. A repeat of the
-// decision just completed succeeds.
-func (c *Coordinator) EndTxn(id string, producerID int64, epoch int16, commit bool) error {
+// decision just completed succeeds. With bump (transaction version 2,
+// EndTxn v5) the epoch rises with every transaction instead
+// (end-txn-bump). It returns the producer ID and epoch the producer goes
+// on with.
+func (c *Coordinator) EndTxn(id string, producerID int64, epoch int16, commit, bump bool) (int64, int16, error) {
+	if bump {
+		return c.endTxnBumping(id, producerID, epoch, commit)
+	}
 	c.mu.Lock()
 	t, err := c.checkLocked(id, producerID, epoch)
 	if err != nil {
 		c.mu.Unlock()
-		return err
+		return -1, -1, err
 	}
 	switch {
 	case t.state == CompleteCommit && commit, t.state == CompleteAbort && !commit:
 		c.mu.Unlock()
-		return nil
+		return producerID, epoch, nil
 	case t.state != Ongoing:
 		c.mu.Unlock()
-		return fmt.Errorf("%w: %s has no transaction ongoing (state %s)", ErrInvalidTxnState, id, t.state)
+		return -1, -1, fmt.Errorf("%w: %s has no transaction ongoing (state %s)", ErrInvalidTxnState, id, t.state)
 	}
 	comp := c.prepareLocked(t, commit)
 	c.mu.Unlock()
 	c.complete(t, comp)
-	return nil
+	return producerID, epoch, nil
+}
+
+// endTxnBumping is EndTxn under transaction version 2 (end-txn-bump): every
+// commit or abort raises the epoch, the markers carry the raised one, and
+// the answer hands it to the producer. So a request at the epoch below the
+// current one is the retry of the EndTxn that raised it, and one at the
+// current epoch in a completed state is the next transaction's. An abort
+// with no transaction ongoing is allowed: the producer may not know whether
+// its produces started one, since they add partitions themselves.
+func (c *Coordinator) endTxnBumping(id string, producerID int64, epoch int16, commit bool) (int64, int16, error) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return -1, -1, ErrCoordinatorClosed
+	}
+	t := c.ids[id]
+	if t == nil {
+		c.mu.Unlock()
+		return -1, -1, fmt.Errorf("%w: transactional ID %s is not producer %d", ErrInvalidProducerIDMapping, id, producerID)
+	}
+	// The EndTxn that exhausted the epoch moved the ID to a new producer
+	// at epoch 0; its retry still names the old producer at the last epoch.
+	retryAfterMove := t.prevProducerID == producerID && producerID != t.producerID && epoch == maxEpoch && t.epoch == 0
+	retry := retryAfterMove || producerID == t.producerID && int(t.epoch) == int(epoch)+1
+	if producerID != t.producerID && !retryAfterMove {
+		c.mu.Unlock()
+		return -1, -1, fmt.Errorf("%w: transactional ID %s is not producer %d", ErrInvalidProducerIDMapping, id, producerID)
+	}
+	current := epoch == t.epoch && producerID == t.producerID
+	completing := t.state == PrepareCommit || t.state == PrepareAbort
+	completed := t.state == CompleteCommit || t.state == CompleteAbort
+	if !(current && !completing || retry && (completing || completed)) {
+		c.mu.Unlock()
+		return -1, -1, fmt.Errorf("%w: %s is producer %d at epoch %d, request has %d at %d", ErrProducerFenced, id, t.producerID, t.epoch, producerID, epoch)
+	}
+	sameDecision := commit == (t.state == PrepareCommit || t.state == CompleteCommit)
+	var comp Completion
+	switch {
+	case completing && sameDecision:
+		c.mu.Unlock()
+		return -1, -1, fmt.Errorf("%w: transaction of %s is completing", ErrConcurrentTransactions, id)
+	case t.state == Ongoing:
+		comp = c.prepareLocked(t, commit)
+	case retry && completed && sameDecision:
+		pid, e := t.producerID, t.epoch
+		c.mu.Unlock()
+		return pid, e, nil
+	case commit || retry || completing:
+		c.mu.Unlock()
+		return -1, -1, fmt.Errorf("%w: %s cannot %s in state %s", ErrInvalidTxnState, id, decision(commit), t.state)
+	default: // an abort with nothing ongoing: nothing to mark, the epoch still rises
+		comp = c.prepareLocked(t, false)
+	}
+	// The markers carry the raised epoch under the producer ID the
+	// partitions know, even when raising it exhausts the epoch and the ID
+	// moves to a new producer.
+	comp.Epoch = t.epoch + 1 // fits: epochs stop at maxEpoch, one below the int16 maximum
+	c.bumpLocked(t)
+	pid, e := t.producerID, t.epoch
+	c.mu.Unlock()
+	c.complete(t, comp)
+	return pid, e, nil
+}
+
+func decision(commit bool) string {
+	if commit {
+		return "commit"
+	}
+	return "abort"
 }
 
 // AbortTimedOut aborts every transaction Ongoing for longer than its

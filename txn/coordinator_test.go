@@ -75,7 +75,7 @@ func TestInitBumpsEpochAndFences(t *testing.T) {
 	if err := f.c.AddPartitions("t1", pid+7, 1, []TopicPartition{tp0}); !errors.Is(err, ErrInvalidProducerIDMapping) {
 		t.Fatalf("wrong producer ID: %v, want ErrInvalidProducerIDMapping", err)
 	}
-	if err := f.c.CheckProduce(pid, 0, tp0); !errors.Is(err, ErrProducerFenced) {
+	if err := f.c.CheckProduce(pid, 0, tp0, false); !errors.Is(err, ErrProducerFenced) {
 		t.Fatalf("old epoch produce: %v", err)
 	}
 }
@@ -116,7 +116,7 @@ func TestInitConcurrent(t *testing.T) {
 	if err := f.c.AddPartitions("t1", pid, epoch, []TopicPartition{tp0}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.EndTxn("t1", pid, epoch, true); err != nil {
+	if _, _, err := f.c.EndTxn("t1", pid, epoch, true, false); err != nil {
 		t.Fatal(err)
 	}
 	if !errors.Is(inner, ErrConcurrentTransactions) {
@@ -135,7 +135,7 @@ func TestEpochExhausted(t *testing.T) {
 	if pid2 == pid || epoch2 != 0 {
 		t.Fatalf("after exhaustion: %d/%d, want a new ID at epoch 0", pid2, epoch2)
 	}
-	if err := f.c.CheckProduce(pid, maxEpoch, tp0); !errors.Is(err, ErrInvalidTxnState) {
+	if err := f.c.CheckProduce(pid, maxEpoch, tp0, false); !errors.Is(err, ErrInvalidTxnState) {
 		t.Fatalf("old producer ID produce: %v", err)
 	}
 }
@@ -144,10 +144,10 @@ func TestEpochExhausted(t *testing.T) {
 func TestEndTxn(t *testing.T) {
 	f := newFixture(t)
 	pid, epoch := mustInit(t, f.c, "t1")
-	if err := f.c.EndTxn("t1", pid, epoch, true); !errors.Is(err, ErrInvalidTxnState) {
+	if _, _, err := f.c.EndTxn("t1", pid, epoch, true, false); !errors.Is(err, ErrInvalidTxnState) {
 		t.Fatalf("EndTxn without transaction: %v", err)
 	}
-	if err := f.c.CheckProduce(pid, epoch, tp0); !errors.Is(err, ErrInvalidTxnState) {
+	if err := f.c.CheckProduce(pid, epoch, tp0, false); !errors.Is(err, ErrInvalidTxnState) {
 		t.Fatalf("produce to a partition not added: %v", err)
 	}
 	if err := f.c.AddPartitions("t1", pid, epoch, []TopicPartition{tp0, {"b", 2}}); err != nil {
@@ -156,22 +156,22 @@ func TestEndTxn(t *testing.T) {
 	if err := f.c.AddGroup("t1", pid, epoch, "g"); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.CheckProduce(pid, epoch, tp0); err != nil {
+	if err := f.c.CheckProduce(pid, epoch, tp0, false); err != nil {
 		t.Fatalf("produce to an added partition: %v", err)
 	}
-	if err := f.c.CheckOffsetCommit("t1", pid, epoch, "g"); err != nil {
+	if err := f.c.CheckOffsetCommit("t1", pid, epoch, "g", false); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.CheckOffsetCommit("t1", pid, epoch, "other"); !errors.Is(err, ErrInvalidTxnState) {
+	if err := f.c.CheckOffsetCommit("t1", pid, epoch, "other", false); !errors.Is(err, ErrInvalidTxnState) {
 		t.Fatalf("commit for a group not added: %v", err)
 	}
-	if err := f.c.EndTxn("t1", pid, epoch, true); err != nil {
+	if _, _, err := f.c.EndTxn("t1", pid, epoch, true, false); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.c.EndTxn("t1", pid, epoch, true); err != nil {
+	if _, _, err := f.c.EndTxn("t1", pid, epoch, true, false); err != nil {
 		t.Fatalf("retried commit: %v", err)
 	}
-	if err := f.c.EndTxn("t1", pid, epoch, false); !errors.Is(err, ErrInvalidTxnState) {
+	if _, _, err := f.c.EndTxn("t1", pid, epoch, false, false); !errors.Is(err, ErrInvalidTxnState) {
 		t.Fatalf("abort after commit: %v", err)
 	}
 	done := f.completions()
@@ -199,7 +199,7 @@ func TestTimeoutAbortsWithEpochBump(t *testing.T) {
 	if len(done) != 1 || done[0].Commit || done[0].Epoch != epoch+1 {
 		t.Fatalf("completions = %+v, want one abort at epoch %d", done, epoch+1)
 	}
-	if err := f.c.EndTxn("t1", pid, epoch, true); !errors.Is(err, ErrProducerFenced) {
+	if _, _, err := f.c.EndTxn("t1", pid, epoch, true, false); !errors.Is(err, ErrProducerFenced) {
 		t.Fatalf("EndTxn after timeout: %v, want ErrProducerFenced", err)
 	}
 	f.clock.Advance(7 * 24 * time.Hour)
