@@ -92,6 +92,12 @@ var knownTable = []known{
 	{scenario: "api-versions", key: "share.version finalized", kafka: "1-1", kfake: "2-2", rule: "§8 found by testing"},
 
 	// Beyond share groups.
+	{scenario: "end-txn-v5", key: "produce v12+, partition not added", kafka: "NONE", rule: "transactions.md produce-implicit-add"},
+	{scenario: "end-txn-v5", key: "commit", kafka: "NONE epoch +1", rule: "transactions.md end-txn-bump: every EndTxn v5 raises the epoch"},
+	{scenario: "end-txn-v5", key: "commit retried", kafka: "NONE epoch +1", rule: "end-txn-bump: the epoch below the current one is the retry"},
+	{scenario: "end-txn-v5", key: "commit, nothing ongoing", kafka: "INVALID_TXN_STATE", kfake: "NONE epoch +-1",
+		rule: "end-txn-bump: Kafka's coordinator refuses a commit in CompleteCommit that is no retry; kfake answers success with epoch -1"},
+	{scenario: "end-txn-v5", key: "abort, nothing ongoing", kafka: "NONE epoch +2", rule: "end-txn-bump: an abort with nothing ongoing raises the epoch"},
 	{scenario: "list-transactions-pattern", key: "pattern orders-.*", kafka: "NONE [orders-1]", kfake: "NONE [orders-1 xorders-1]",
 		rule: "transactions.md list-transactions-pattern (KIP-1152): the pattern must match the whole ID; kfake finds it anywhere"},
 }

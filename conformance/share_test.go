@@ -49,6 +49,7 @@ var scenarios = []scenario{
 	{name: "rejoin-epoch-0", run: rejoinEpochZero},
 	{name: "heartbeat-interval-group-config", run: heartbeatIntervalGroupConfig},
 	{name: "list-transactions-pattern", run: listTransactionsPattern}, // txn_test.go
+	{name: "end-txn-v5", run: endTxnV5},                               // txn_test.go
 }
 
 func TestConformance(t *testing.T) {
