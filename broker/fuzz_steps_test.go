@@ -14,7 +14,8 @@ import (
 
 // A sequence fuzz input is a run of steps against one broker, so that
 // join → sync → commit → heartbeat and similar conversations get explored,
-// not single requests. Each step is
+// not single requests. Its first byte configures the broker (fuzzConfig);
+// then each step is
 //
 //	op      1 byte: op % (len(keys)+1) picks keys[i]; the last value
 //	        advances the clock instead, by the next 2 bytes (big endian)
@@ -44,10 +45,11 @@ type fuzzStep struct {
 	advance time.Duration
 }
 
-// encodeSteps builds a seed from steps for a target sending keys.
-func encodeSteps(t testing.TB, keys []int16, steps ...fuzzStep) []byte {
+// encodeSteps builds a seed from steps for a target sending keys, on a
+// broker configured by flags (fuzzConfig).
+func encodeSteps(t testing.TB, keys []int16, flags byte, steps ...fuzzStep) []byte {
 	t.Helper()
-	var out []byte
+	out := []byte{flags}
 	for _, s := range steps {
 		if s.req == nil {
 			out = append(out, byte(len(keys)))
@@ -109,14 +111,54 @@ type fuzzSeq struct {
 	inflight []*fuzzCall
 	// check runs after every step: the invariants of the target's domain.
 	check func()
+	// closeParked: run closes the broker with calls parked (fuzzCloseParked).
+	closeParked bool
 }
 
-// fuzzProps are the broker properties of sequence targets: no initial
-// rebalance delay, so a lone member's join completes at once.
-var fuzzProps = map[string]string{"group.initial.rebalance.delay.ms": "0"}
+// Flags of the first input byte, each a broker property set away from the
+// fuzz default.
+const (
+	// fuzzInitialDelay keeps Kafka's default initial rebalance delay of
+	// 3 s: the first join of a group parks until the clock passes it.
+	// Without it the delay is 0 and a lone member's join completes at once.
+	fuzzInitialDelay = 1 << iota
+	// fuzzSmallGroups caps classic and KIP-848 groups at two members.
+	fuzzSmallGroups
+	// fuzzShortTxnIDs forgets idle transactional IDs after a minute.
+	fuzzShortTxnIDs
+	// fuzzCloseParked closes the broker while calls are still parked
+	// instead of letting the clock finish their rounds: Close must answer
+	// them.
+	fuzzCloseParked
+)
 
-func newFuzzSeq(t *testing.T, keys []int16) *fuzzSeq {
-	b, c, _ := fuzzBrokerWith(t, fuzzProps)
+// fuzzConfig is the broker properties flags ask for.
+func fuzzConfig(flags byte) map[string]string {
+	props := map[string]string{"group.initial.rebalance.delay.ms": "0"}
+	if flags&fuzzInitialDelay != 0 {
+		props["group.initial.rebalance.delay.ms"] = "3000"
+	}
+	if flags&fuzzSmallGroups != 0 {
+		props["group.max.size"], props["group.consumer.max.size"] = "2", "2"
+	}
+	if flags&fuzzShortTxnIDs != 0 {
+		props["transactional.id.expiration.ms"] = "60000"
+	}
+	return props
+}
+
+// fuzzSequence runs one sequence input for a target sending keys.
+func fuzzSequence(t *testing.T, keys []int16, data []byte) {
+	if len(data) == 0 {
+		return
+	}
+	s := newFuzzSeq(t, keys, fuzzConfig(data[0]))
+	s.closeParked = data[0]&fuzzCloseParked != 0
+	s.run(data[1:])
+}
+
+func newFuzzSeq(t *testing.T, keys []int16, props map[string]string) *fuzzSeq {
+	b, c, _ := fuzzBrokerWith(t, props)
 	s := &fuzzSeq{t: t, b: b, c: c, clock: b.clock.(*locktimer.ManualClock), keys: keys, parked: make(chan func() bool)}
 	b.awaitHook = func(answered func() bool) { s.parked <- answered }
 	s.check = s.checkDomains
@@ -150,6 +192,10 @@ func (s *fuzzSeq) run(data []byte) {
 		s.clock.Advance(0)
 		s.collect()
 		s.check()
+	}
+	if s.closeParked {
+		s.close()
+		return
 	}
 	s.drain()
 	s.check()
@@ -318,4 +364,14 @@ func (s *fuzzSeq) close() {
 	case <-time.After(10 * time.Second):
 		s.t.Fatal("Close hung")
 	}
+	// A call parked at Close is answered by it; its connection would be
+	// closed, so an error is its due.
+	for _, c := range s.inflight {
+		select {
+		case <-c.done:
+		case <-time.After(fuzzHangTimeout):
+			s.t.Fatalf("%s v%d still waits after Close", kmsg.NameForKey(c.key), c.version)
+		}
+	}
+	s.inflight = nil
 }

@@ -208,12 +208,24 @@ func groupSeeds() [][]fuzzStep {
 // group invariants hold (group.ClassicGroups.CheckInvariants,
 // ConsumerGroups.CheckInvariants); after the last, every parked JoinGroup
 // and SyncGroup returns once the clock passes its timeouts, the groups
-// still describe, and the broker closes.
+// still describe, and the broker closes. The input's first byte picks the
+// initial rebalance delay, a small group size, or closing with calls
+// parked (fuzzConfig).
 func FuzzGroupRequests(f *testing.F) {
 	for _, s := range groupSeeds() {
-		f.Add(encodeSteps(f, groupFuzzKeys, s...))
+		f.Add(encodeSteps(f, groupFuzzKeys, 0, s...))
 	}
+	// With the initial delay both joins park until the clock passes it,
+	// twice: the second join extends it.
+	f.Add(encodeSteps(f, groupFuzzKeys, fuzzInitialDelay, append(reqs(seedJoin(4, "cg", "", nil), seedJoin(4, "cg", "c-1", nil),
+		seedJoin(4, "cg", "", nil), seedJoin(4, "cg", "c-2", nil)), advance(6*time.Second),
+		req(seedSync(3, "cg", "c-2", 1)), req(seedSync(3, "cg", "c-1", 1, "c-1", "c-2")))...))
+	// Close answers a join parked in its round.
+	f.Add(encodeSteps(f, groupFuzzKeys, fuzzCloseParked, reqs(seedJoin(0, "cg", "", nil), seedJoin(0, "cg", "", nil))...))
+	// A third member is one too many.
+	f.Add(encodeSteps(f, groupFuzzKeys, fuzzSmallGroups, reqs(seedJoin(0, "cg", "", nil), seedJoin(0, "cg", "", nil),
+		seedJoin(0, "cg", "", nil), seedCGHeartbeat(1, "kg", "m1", 0), seedCGHeartbeat(1, "kg", "m2", 0), seedCGHeartbeat(1, "kg", "m3", 0))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		newFuzzSeq(t, groupFuzzKeys).run(data)
+		fuzzSequence(t, groupFuzzKeys, data)
 	})
 }

@@ -112,9 +112,13 @@ func txnSeeds() [][]fuzzStep {
 // transactions and groups still describe and the broker closes.
 func FuzzTxnRequests(f *testing.F) {
 	for _, s := range txnSeeds() {
-		f.Add(encodeSteps(f, txnFuzzKeys, s...))
+		f.Add(encodeSteps(f, txnFuzzKeys, 0, s...))
 	}
+	// An idle transactional ID is forgotten; its producer ID no longer
+	// maps to it.
+	f.Add(encodeSteps(f, txnFuzzKeys, fuzzShortTxnIDs, append(reqs(seedInitPID(0, "tx", 60_000, -1, -1)), advance(2*time.Minute),
+		req(seedAddPartitions(0, "tx", 0, 0, 0)), req(seedInitPID(0, "tx", 60_000, -1, -1)))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		newFuzzSeq(t, txnFuzzKeys).run(data)
+		fuzzSequence(t, txnFuzzKeys, data)
 	})
 }
