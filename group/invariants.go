@@ -19,6 +19,7 @@ import (
 //   - Members awaiting SyncGroup are members, and exist only after a round
 //     (CompletingRebalance or Stable).
 //   - After a round every member supports the chosen protocol.
+//   - No round ends with more members than group.max.size (max-size).
 func (s *ClassicGroups) CheckInvariants() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -26,6 +27,9 @@ func (s *ClassicGroups) CheckInvariants() error {
 		g := s.groups[id]
 		g.mu.Lock()
 		err := g.checkLocked()
+		if err == nil && (g.state == ClassicCompletingRebalance || g.state == ClassicStable) && int64(len(g.members)) > int64(s.cfg.MaxSize) {
+			err = fmt.Errorf("%d members, above group.max.size %d", len(g.members), s.cfg.MaxSize)
+		}
 		g.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("classic group %q (%s, generation %d): %w", id, g.state, g.generation, err)
@@ -109,6 +113,7 @@ func checkOrder(order []string, n int, isMember func(string) bool) error {
 //   - owner and the members' assigned and revoking partitions agree: a
 //     partition a member holds (assigned or revoking, never both) is owned
 //     by it, and every owned partition is held by its owner.
+//   - No group has more members than group.consumer.max.size.
 func (s *ConsumerGroups) CheckInvariants() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -116,6 +121,9 @@ func (s *ConsumerGroups) CheckInvariants() error {
 		g := s.groups[id]
 		g.mu.Lock()
 		err := g.checkLocked()
+		if err == nil && int64(len(g.members)) > int64(s.cfg.MaxSize) {
+			err = fmt.Errorf("%d members, above group.consumer.max.size %d", len(g.members), s.cfg.MaxSize)
+		}
 		g.mu.Unlock()
 		if err != nil {
 			return fmt.Errorf("consumer group %q (group epoch %d, assignment epoch %d): %w", id, g.groupEpoch, g.assignmentEpoch, err)
