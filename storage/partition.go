@@ -276,9 +276,12 @@ func (p *Partition) spanRUnlock(i, j int, size int64) []byte {
 	first, last := p.batches[i], p.batches[j-1]
 	if first.chunk == last.chunk {
 		// Batches in a chunk are back to back, so the run is one slice.
+		// It is taken under the lock: an append re-slices the chunk's
+		// buf (the header, not the published bytes) while holding it.
 		end := last.pos + last.size
+		run := first.chunk.buf[first.pos:end:end]
 		p.mu.RUnlock()
-		return first.chunk.buf[first.pos:end:end]
+		return run
 	}
 	pieces := make([][]byte, 0, j-i)
 	for _, b := range p.batches[i:j] {
