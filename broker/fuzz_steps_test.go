@@ -113,6 +113,9 @@ type fuzzSeq struct {
 	check func()
 	// closeParked: run closes the broker with calls parked (fuzzCloseParked).
 	closeParked bool
+	// finish, if set, runs once no call is parked, before describeAll:
+	// the target's end-of-input checks.
+	finish func()
 }
 
 // Flags of the first input byte, each a broker property set away from the
@@ -148,12 +151,15 @@ func fuzzConfig(flags byte) map[string]string {
 }
 
 // fuzzSequence runs one sequence input for a target sending keys.
-func fuzzSequence(t *testing.T, keys []int16, data []byte) {
+func fuzzSequence(t *testing.T, keys []int16, data []byte, finish func(*fuzzSeq)) {
 	if len(data) == 0 {
 		return
 	}
 	s := newFuzzSeq(t, keys, fuzzConfig(data[0]))
 	s.closeParked = data[0]&fuzzCloseParked != 0
+	if finish != nil {
+		s.finish = func() { finish(s) }
+	}
 	s.run(data[1:])
 }
 
@@ -199,6 +205,9 @@ func (s *fuzzSeq) run(data []byte) {
 	}
 	s.drain()
 	s.check()
+	if s.finish != nil {
+		s.finish()
+	}
 	s.describeAll()
 	s.close()
 }

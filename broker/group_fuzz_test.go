@@ -231,6 +231,6 @@ func FuzzGroupRequests(f *testing.F) {
 	f.Add(encodeSteps(f, groupFuzzKeys, fuzzSmallGroups, reqs(seedJoin(0, "cg", "", nil), seedJoin(0, "cg", "", nil),
 		seedJoin(0, "cg", "", nil), seedCGHeartbeat(1, "kg", "m1", 0), seedCGHeartbeat(1, "kg", "m2", 0), seedCGHeartbeat(1, "kg", "m3", 0))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fuzzSequence(t, groupFuzzKeys, data)
+		fuzzSequence(t, groupFuzzKeys, data, nil)
 	})
 }

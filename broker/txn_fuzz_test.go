@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/internal/batchtest"
+	"github.com/sharebroker/sharebroker/txn"
 )
 
 // txnFuzzKeys are the APIs FuzzTxnRequests sends: InitProducerId,
@@ -102,14 +103,38 @@ func txnSeeds() [][]fuzzStep {
 	}
 }
 
+// finishTxns lets every transaction time out (txn-timeout): once the
+// clock passes transaction.max.timeout.ms and a clean-up, none is Ongoing
+// and no partition's last stable offset lags its high watermark, so no
+// transactional batch was let in without the coordinator knowing its
+// transaction.
+func finishTxns(s *fuzzSeq) {
+	s.t.Helper()
+	ms := func(name string) time.Duration { return time.Duration(s.b.cfg.props.int64(name)) * time.Millisecond }
+	s.clock.Advance(ms("transaction.max.timeout.ms") + 2*ms("transaction.abort.timed.out.transaction.cleanup.interval.ms"))
+	s.check()
+	for _, d := range s.b.txns.List() {
+		if d.State == txn.Ongoing {
+			s.t.Fatalf("transaction %s still Ongoing after its timeout", d.TransactionalID)
+		}
+	}
+	for _, p := range s.b.store.Topic("t").Partitions() {
+		if o := p.Offsets(); o.LastStable != o.HighWatermark {
+			s.t.Fatalf("t-%d: last stable offset %d below the high watermark %d with no transaction open", p.Index, o.LastStable, o.HighWatermark)
+		}
+	}
+}
+
 // FuzzTxnRequests runs sequences of transaction requests, with Produce of
 // transactional batches and the classic group requests a transactional
 // consumer sends, against one broker per input: no handler may panic, hang,
 // return an error or an answer that does not encode; after every step the
 // transaction coordinator's and groups' invariants hold
 // (txn.Coordinator.CheckInvariants) and, with no call running, no
-// transaction is left in PrepareCommit or PrepareAbort; at the end the
-// transactions and groups still describe and the broker closes.
+// transaction is left in PrepareCommit or PrepareAbort; at the end every
+// transaction times out and leaves no partition's last stable offset behind
+// (finishTxns), the transactions and groups still describe, and the broker
+// closes.
 func FuzzTxnRequests(f *testing.F) {
 	for _, s := range txnSeeds() {
 		f.Add(encodeSteps(f, txnFuzzKeys, 0, s...))
@@ -119,6 +144,6 @@ func FuzzTxnRequests(f *testing.F) {
 	f.Add(encodeSteps(f, txnFuzzKeys, fuzzShortTxnIDs, append(reqs(seedInitPID(0, "tx", 60_000, -1, -1)), advance(2*time.Minute),
 		req(seedAddPartitions(0, "tx", 0, 0, 0)), req(seedInitPID(0, "tx", 60_000, -1, -1)))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		fuzzSequence(t, txnFuzzKeys, data)
+		fuzzSequence(t, txnFuzzKeys, data, finishTxns)
 	})
 }
