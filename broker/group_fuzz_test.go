@@ -150,12 +150,14 @@ func seedCGDescribe(groups ...string) *kmsg.ConsumerGroupDescribeRequest {
 	return r
 }
 
-func req(r kmsg.Request) fuzzStep      { return fuzzStep{req: r} }
-func advance(d time.Duration) fuzzStep { return fuzzStep{advance: d} }
-func reqs(rs ...kmsg.Request) []fuzzStep { // a run of requests, no advance
+// stepOf, clockStep and stepsOf build seed steps: one request, a clock
+// advance, and a run of requests.
+func stepOf(r kmsg.Request) fuzzStep     { return fuzzStep{req: r} }
+func clockStep(d time.Duration) fuzzStep { return fuzzStep{advance: d} }
+func stepsOf(rs ...kmsg.Request) []fuzzStep {
 	out := make([]fuzzStep, len(rs))
 	for i, r := range rs {
-		out[i] = req(r)
+		out[i] = stepOf(r)
 	}
 	return out
 }
@@ -166,37 +168,37 @@ func groupSeeds() [][]fuzzStep {
 	inst := kmsg.StringPtr("i1")
 	return [][]fuzzStep{
 		// v0: join makes member c-1 at once; a whole life.
-		reqs(seedJoin(0, "cg", "", nil), seedSync(0, "cg", "c-1", 1, "c-1"), seedCommit(2, "cg", "c-1", 1),
+		stepsOf(seedJoin(0, "cg", "", nil), seedSync(0, "cg", "c-1", 1, "c-1"), seedCommit(2, "cg", "c-1", 1),
 			seedHeartbeat(0, "cg", "c-1", 1), seedFetch(1, "cg", false), seedDescribe(0, "cg"), seedLeave(0, "cg", "c-1", nil),
 			seedOffsetDelete("cg"), seedDeleteGroups(0, "cg")),
 		// v9: MEMBER_ID_REQUIRED, then the join with c-1.
-		reqs(seedJoin(9, "cg", "", nil), seedJoin(9, "cg", "c-1", nil), seedSync(5, "cg", "c-1", 1, "c-1"),
+		stepsOf(seedJoin(9, "cg", "", nil), seedJoin(9, "cg", "c-1", nil), seedSync(5, "cg", "c-1", 1, "c-1"),
 			seedHeartbeat(4, "cg", "c-1", 1), seedCommit(9, "cg", "c-1", 1), seedFetch(9, "cg", true),
 			seedDescribe(5, "cg"), seedLeave(5, "cg", "c-1", nil), seedDeleteGroups(2, "cg")),
 		// Two members: c-2's join parks until the leader c-1 rejoins, and
 		// c-2's sync parks until the leader's.
-		reqs(seedJoin(4, "cg", "", nil), seedJoin(4, "cg", "c-1", nil), seedSync(3, "cg", "c-1", 1, "c-1"),
+		stepsOf(seedJoin(4, "cg", "", nil), seedJoin(4, "cg", "c-1", nil), seedSync(3, "cg", "c-1", 1, "c-1"),
 			seedJoin(4, "cg", "", nil), seedJoin(4, "cg", "c-2", nil), seedJoin(4, "cg", "c-1", nil),
 			seedSync(3, "cg", "c-2", 2), seedSync(3, "cg", "c-1", 2, "c-1", "c-2"),
 			seedHeartbeat(3, "cg", "c-2", 2), seedCommit(7, "cg", "c-2", 2), seedLeave(3, "cg", "c-1", nil), seedDescribe(4, "cg")),
 		// A static member replaced by a new join of its instance, then
 		// removed by instance ID.
-		reqs(seedJoin(5, "cg", "", inst), seedSync(5, "cg", "i1-1", 1, "i1-1"), seedJoin(5, "cg", "", inst),
+		stepsOf(seedJoin(5, "cg", "", inst), seedSync(5, "cg", "i1-1", 1, "i1-1"), seedJoin(5, "cg", "", inst),
 			seedSync(5, "cg", "i1-2", 1), seedHeartbeat(3, "cg", "i1-1", 1), seedLeave(4, "cg", "", inst), seedDescribe(5, "cg")),
 		// A member that stops heartbeating times out; the round ends.
-		append(reqs(seedJoin(1, "cg", "", nil), seedSync(1, "cg", "c-1", 1, "c-1")),
-			advance(15*time.Second), req(seedHeartbeat(1, "cg", "c-1", 1)), req(seedDescribe(1, "cg"))),
+		append(stepsOf(seedJoin(1, "cg", "", nil), seedSync(1, "cg", "c-1", 1, "c-1")),
+			clockStep(15*time.Second), stepOf(seedHeartbeat(1, "cg", "c-1", 1)), stepOf(seedDescribe(1, "cg"))),
 		// KIP-848 v0: the broker makes member ID "1"; it takes and
 		// reports its partitions, commits, and leaves.
-		reqs(seedCGHeartbeat(0, "kg", "", 0), seedCGHeartbeat(0, "kg", "1", 1, 0, 1), seedCommit(9, "kg", "1", 1),
+		stepsOf(seedCGHeartbeat(0, "kg", "", 0), seedCGHeartbeat(0, "kg", "1", 1, 0, 1), seedCommit(9, "kg", "1", 1),
 			seedFetch(9, "kg", true), seedCGDescribe("kg"), seedCGHeartbeat(0, "kg", "1", -1), seedCGDescribe("kg")),
 		// KIP-848 v1: client-made member IDs; two members share "t".
-		append(reqs(seedCGHeartbeat(1, "kg", "m1", 0), seedCGHeartbeat(1, "kg", "m1", 1, 0, 1), seedCGHeartbeat(1, "kg", "m2", 0),
+		append(stepsOf(seedCGHeartbeat(1, "kg", "m1", 0), seedCGHeartbeat(1, "kg", "m1", 1, 0, 1), seedCGHeartbeat(1, "kg", "m2", 0),
 			seedCGHeartbeat(1, "kg", "m1", 1, 0), seedCGHeartbeat(1, "kg", "m2", 2, 1), seedCGDescribe("kg")),
-			advance(50*time.Second), req(seedCGDescribe("kg")), req(seedDeleteGroups(2, "kg"))),
+			clockStep(50*time.Second), stepOf(seedCGDescribe("kg")), stepOf(seedDeleteGroups(2, "kg"))),
 		// A classic group emptied, taken over by a KIP-848 member, and
 		// back once it leaves (empty-upgrade, empty-downgrade).
-		reqs(seedJoin(0, "cg", "", nil), seedSync(0, "cg", "c-1", 1, "c-1"), seedCommit(2, "cg", "c-1", 1), seedLeave(0, "cg", "c-1", nil),
+		stepsOf(seedJoin(0, "cg", "", nil), seedSync(0, "cg", "c-1", 1, "c-1"), seedCommit(2, "cg", "c-1", 1), seedLeave(0, "cg", "c-1", nil),
 			seedCGHeartbeat(1, "cg", "m1", 0), seedCGHeartbeat(1, "cg", "m1", -1), seedJoin(0, "cg", "", nil), seedDescribe(5, "cg")),
 	}
 }
@@ -217,18 +219,18 @@ func FuzzGroupRequests(f *testing.F) {
 	}
 	// With the initial delay both joins park until the clock passes it,
 	// twice: the second join extends it.
-	f.Add(encodeSteps(f, groupFuzzKeys, fuzzInitialDelay, append(reqs(seedJoin(4, "cg", "", nil), seedJoin(4, "cg", "c-1", nil),
-		seedJoin(4, "cg", "", nil), seedJoin(4, "cg", "c-2", nil)), advance(6*time.Second),
-		req(seedSync(3, "cg", "c-2", 1)), req(seedSync(3, "cg", "c-1", 1, "c-1", "c-2")))...))
+	f.Add(encodeSteps(f, groupFuzzKeys, fuzzInitialDelay, append(stepsOf(seedJoin(4, "cg", "", nil), seedJoin(4, "cg", "c-1", nil),
+		seedJoin(4, "cg", "", nil), seedJoin(4, "cg", "c-2", nil)), clockStep(6*time.Second),
+		stepOf(seedSync(3, "cg", "c-2", 1)), stepOf(seedSync(3, "cg", "c-1", 1, "c-1", "c-2")))...))
 	// Close answers a join parked in its round.
-	f.Add(encodeSteps(f, groupFuzzKeys, fuzzCloseParked, reqs(seedJoin(0, "cg", "", nil), seedJoin(0, "cg", "", nil))...))
+	f.Add(encodeSteps(f, groupFuzzKeys, fuzzCloseParked, stepsOf(seedJoin(0, "cg", "", nil), seedJoin(0, "cg", "", nil))...))
 	// Regression (max-size in a round): two members await the round, so
 	// the first member's late rejoin is turned away; it used to be let
 	// in, and the round ended with three members of two allowed.
-	f.Add(encodeSteps(f, groupFuzzKeys, fuzzSmallGroups, reqs(seedJoin(0, "cg", "", nil), seedSync(0, "cg", "c-1", 1, "c-1"),
+	f.Add(encodeSteps(f, groupFuzzKeys, fuzzSmallGroups, stepsOf(seedJoin(0, "cg", "", nil), seedSync(0, "cg", "c-1", 1, "c-1"),
 		seedJoin(0, "cg", "", nil), seedJoin(0, "cg", "", nil), seedJoin(0, "cg", "c-1", nil))...))
 	// A third member is one too many.
-	f.Add(encodeSteps(f, groupFuzzKeys, fuzzSmallGroups, reqs(seedJoin(0, "cg", "", nil), seedJoin(0, "cg", "", nil),
+	f.Add(encodeSteps(f, groupFuzzKeys, fuzzSmallGroups, stepsOf(seedJoin(0, "cg", "", nil), seedJoin(0, "cg", "", nil),
 		seedJoin(0, "cg", "", nil), seedCGHeartbeat(1, "kg", "m1", 0), seedCGHeartbeat(1, "kg", "m2", 0), seedCGHeartbeat(1, "kg", "m3", 0))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzSequence(t, groupFuzzKeys, data, nil)

@@ -77,28 +77,28 @@ func seedProduce(v int16, txnID string, pid int64, epoch int16, seq int32, part 
 func txnSeeds() [][]fuzzStep {
 	return [][]fuzzStep{
 		// A committed transaction with records and offsets.
-		reqs(seedInitPID(0, "tx", 60_000, -1, -1), seedAddPartitions(0, "tx", 0, 0, 0, 1), seedProduce(3, "tx", 0, 0, 0, 0),
+		stepsOf(seedInitPID(0, "tx", 60_000, -1, -1), seedAddPartitions(0, "tx", 0, 0, 0, 1), seedProduce(3, "tx", 0, 0, 0, 0),
 			seedProduce(9, "tx", 0, 0, 0, 1), seedAddOffsets(0, "tx", 0, 0, "cg"), seedTxnCommit(0, "tx", "cg", 0, 0, "", -1),
 			seedFetch(7, "cg", true), seedEndTxn(0, "tx", 0, 0, true), seedEndTxn(0, "tx", 0, 0, true), seedFetch(7, "cg", true)),
 		// An aborted one, committing for a classic member at its
 		// generation, on the newest versions.
-		reqs(seedJoin(9, "cg", "", nil), seedJoin(9, "cg", "c-1", nil), seedSync(5, "cg", "c-1", 1, "c-1"),
+		stepsOf(seedJoin(9, "cg", "", nil), seedJoin(9, "cg", "c-1", nil), seedSync(5, "cg", "c-1", 1, "c-1"),
 			seedInitPID(5, "tx", 60_000, -1, -1), seedAddPartitions(3, "tx", 0, 0, 0), seedProduce(13, "tx", 0, 0, 0, 0),
 			seedAddOffsets(4, "tx", 0, 0, "cg"), seedTxnCommit(4, "tx", "cg", 0, 0, "c-1", 1), seedCommit(9, "cg", "c-1", 1),
 			seedEndTxn(4, "tx", 0, 0, false), seedFetch(9, "cg", true)),
 		// A transaction that times out is aborted and its producer
 		// fenced; KIP-360 re-initialises with the bumped epoch.
-		append(reqs(seedInitPID(3, "tx", 1_000, -1, -1), seedAddPartitions(2, "tx", 0, 0, 1), seedProduce(8, "tx", 0, 0, 0, 1)),
-			advance(15*time.Second), req(seedEndTxn(3, "tx", 0, 0, true)), req(seedInitPID(4, "tx", 1_000, 0, 1)),
-			req(seedAddPartitions(2, "tx", 0, 2, 0))),
+		append(stepsOf(seedInitPID(3, "tx", 1_000, -1, -1), seedAddPartitions(2, "tx", 0, 0, 1), seedProduce(8, "tx", 0, 0, 0, 1)),
+			clockStep(15*time.Second), stepOf(seedEndTxn(3, "tx", 0, 0, true)), stepOf(seedInitPID(4, "tx", 1_000, 0, 1)),
+			stepOf(seedAddPartitions(2, "tx", 0, 2, 0))),
 		// A second InitProducerId fences the open transaction; the old
 		// epoch's requests are refused.
-		reqs(seedInitPID(1, "tx", 60_000, -1, -1), seedAddPartitions(1, "tx", 0, 0, 0), seedAddOffsets(2, "tx", 0, 0, "cg"),
+		stepsOf(seedInitPID(1, "tx", 60_000, -1, -1), seedAddPartitions(1, "tx", 0, 0, 0), seedAddOffsets(2, "tx", 0, 0, "cg"),
 			seedInitPID(2, "tx", 60_000, -1, -1), seedProduce(5, "tx", 0, 0, 0, 0), seedTxnCommit(2, "tx", "cg", 0, 0, "", -1),
 			seedEndTxn(2, "tx", 0, 1, false), seedEndTxn(1, "tx", 0, 0, true)),
 		// Produce to a partition never added, then a commit with
 		// nothing added.
-		reqs(seedInitPID(0, "tx", 60_000, -1, -1), seedProduce(7, "tx", 0, 0, 0, 1), seedEndTxn(0, "tx", 0, 0, true),
+		stepsOf(seedInitPID(0, "tx", 60_000, -1, -1), seedProduce(7, "tx", 0, 0, 0, 1), seedEndTxn(0, "tx", 0, 0, true),
 			seedTxnCommit(3, "tx", "cg", 0, 0, "c-9", 3)),
 	}
 }
@@ -141,8 +141,8 @@ func FuzzTxnRequests(f *testing.F) {
 	}
 	// An idle transactional ID is forgotten; its producer ID no longer
 	// maps to it.
-	f.Add(encodeSteps(f, txnFuzzKeys, fuzzShortTxnIDs, append(reqs(seedInitPID(0, "tx", 60_000, -1, -1)), advance(2*time.Minute),
-		req(seedAddPartitions(0, "tx", 0, 0, 0)), req(seedInitPID(0, "tx", 60_000, -1, -1)))...))
+	f.Add(encodeSteps(f, txnFuzzKeys, fuzzShortTxnIDs, append(stepsOf(seedInitPID(0, "tx", 60_000, -1, -1)), clockStep(2*time.Minute),
+		stepOf(seedAddPartitions(0, "tx", 0, 0, 0)), stepOf(seedInitPID(0, "tx", 60_000, -1, -1)))...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzSequence(t, txnFuzzKeys, data, finishTxns)
 	})
