@@ -42,6 +42,13 @@ type Broker struct {
 	// test can end the transaction in that window (marker-last). Tests set
 	// it before the broker serves any request (export_test.go).
 	txnProduceHook func()
+	// awaitHook, nil outside tests, runs in awaitGroup when a JoinGroup or
+	// SyncGroup answer is not ready at once, just before the wait, with a
+	// function that reports whether the answer has come since: the fuzz
+	// targets use it to tell a parked call from a slow one, and a call
+	// its group answered from one still waiting. Tests set it before the
+	// broker serves any request.
+	awaitHook func(answered func() bool)
 
 	// Groups: the registry says which kind of group owns an ID; group
 	// configs (resource type GROUP) exist whether or not the group does.
@@ -118,6 +125,7 @@ func New(cfg Config) (*Broker, error) {
 		Config:   classic,
 		Registry: b.groupRegistry,
 		Topics:   b.topicInfo,
+		NewID:    r.newMemberID,
 	})
 	if err != nil {
 		return nil, err
@@ -129,6 +137,7 @@ func New(cfg Config) (*Broker, error) {
 		Registry:   b.groupRegistry,
 		Topics:     b.topicInfo,
 		ListTopics: b.topicNames,
+		NewID:      r.newMemberID,
 	})
 	if err != nil {
 		return nil, err

@@ -31,6 +31,14 @@ func classicConfig(props brokerProps) (group.ClassicConfig, error) {
 // timeout on the broker clock) or when the member is removed; a broker that
 // begins to close stops the wait, and the connection is closed.
 func awaitGroup[T any](b *Broker, ch <-chan T) (T, error) {
+	if b.awaitHook != nil {
+		select {
+		case v := <-ch:
+			return v, nil
+		default:
+			b.awaitHook(func() bool { return len(ch) > 0 })
+		}
+	}
 	select {
 	case v := <-ch:
 		return v, nil

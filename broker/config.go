@@ -66,6 +66,11 @@ type Config struct {
 	// Registry receives the broker's metrics. Nil means a registry of the
 	// broker's own; never the global one.
 	Registry *prometheus.Registry
+
+	// newMemberID, nil outside tests, makes the member IDs of classic and
+	// KIP-848 groups instead of random UUIDs, so that a fuzz input can name
+	// the member a JoinGroup made.
+	newMemberID func() string
 }
 
 // resolved is a validated Config with defaults applied.

@@ -1,7 +1,11 @@
 package broker
 
 import (
+	"bytes"
 	"log/slog"
+	"net"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,7 +22,19 @@ import (
 // a few records, and group "g" reading from the earliest.
 func fuzzBroker(t testing.TB) (*Broker, *conn, storage.TopicID) {
 	t.Helper()
-	b, err := New(Config{Listen: "127.0.0.1:0", Clock: locktimer.NewManualClock(time.Unix(1_700_000_000, 0)), Logger: slog.New(slog.DiscardHandler)})
+	return fuzzBrokerWith(t, nil)
+}
+
+// fuzzBrokerWith is fuzzBroker with Kafka property overrides. Its member IDs
+// are a counter rather than random UUIDs, so a fuzz input can name the
+// member a JoinGroup made ("<client ID>-1" for the first).
+func fuzzBrokerWith(t testing.TB, props map[string]string) (*Broker, *conn, storage.TopicID) {
+	t.Helper()
+	var ids atomic.Int64
+	cfg := Config{Listen: "127.0.0.1:0", Clock: locktimer.NewManualClock(time.Unix(1_700_000_000, 0)),
+		Logger: slog.New(slog.DiscardHandler), Props: props}
+	cfg.newMemberID = func() string { return strconv.FormatInt(ids.Add(1), 10) }
+	b, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +52,25 @@ func fuzzBroker(t testing.TB) (*Broker, *conn, storage.TopicID) {
 	if err := b.groupConfigs.Replace("g", map[string]string{"share.auto.offset.reset": "earliest"}, false); err != nil {
 		t.Fatal(err)
 	}
-	return b, &conn{b: b}, topic.ID
+	return b, &conn{b: b, nc: fuzzNetConn{}, log: b.log}, topic.ID
+}
+
+// fuzzNetConn is the connection of fuzzBroker's conn: handlers only ask it
+// for the client's address (group member descriptions).
+type fuzzNetConn struct{ net.Conn }
+
+func (fuzzNetConn) RemoteAddr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 50000}
+}
+
+// fuzzTopicID stands for topic "t" in seeds: topic IDs are random, so a
+// seed built before the broker of an input exists cannot know the real
+// one. withTopicID swaps it in; an ID is 16 bytes in every encoding, so
+// the swap keeps the body well formed.
+var fuzzTopicID = storage.TopicID{'f', 'u', 'z', 'z', '-', 't', 'o', 'p', 'i', 'c', '-', 'i', 'd', '-', 't', '!'}
+
+func withTopicID(body []byte, id storage.TopicID) []byte {
+	return bytes.ReplaceAll(body, fuzzTopicID[:], id[:])
 }
 
 // checkShareInvariants fails if any share partition broke an invariant.
@@ -52,9 +86,10 @@ func checkShareInvariants(t *testing.T, b *Broker) {
 }
 
 // fuzzShareRequest decodes body as the request at version and runs it
-// through the handler, never waiting: MaxWaitMs is forced to 0.
+// through the handler, never waiting: MaxWaitMs is forced to 0. Seeds name
+// topic "t" by fuzzTopicID.
 func fuzzShareRequest(t *testing.T, b *Broker, c *conn, key, version int16, body []byte) {
-	req, err := wire.DecodeBody(wire.Header{APIKey: key, APIVersion: version}, body)
+	req, err := wire.DecodeBody(wire.Header{APIKey: key, APIVersion: version}, withTopicID(body, b.store.Topic("t").ID))
 	if err != nil {
 		return // undecodable bodies close the connection before any handler
 	}
@@ -96,7 +131,7 @@ func shareFetchSeed(topicID storage.TopicID, epoch int32, acks bool) []byte {
 // handler after a seeded session exists: no panic, an answer that encodes,
 // and every share partition's invariants intact.
 func FuzzShareFetch(f *testing.F) {
-	_, _, topicID := fuzzBroker(f)
+	topicID := fuzzTopicID
 	f.Add(int16(2), shareFetchSeed(topicID, 0, false))
 	f.Add(int16(2), shareFetchSeed(topicID, 1, true))
 	f.Add(int16(1), shareFetchSeed(topicID, 1, true))
@@ -111,7 +146,7 @@ func FuzzShareFetch(f *testing.F) {
 
 // FuzzShareAcknowledge does the same for ShareAcknowledge.
 func FuzzShareAcknowledge(f *testing.F) {
-	_, _, topicID := fuzzBroker(f)
+	topicID := fuzzTopicID
 	seed := func(epoch int32, renew bool, types []int8) []byte {
 		req := kmsg.NewPtrShareAcknowledgeRequest()
 		req.Version = 2

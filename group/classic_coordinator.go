@@ -340,6 +340,16 @@ func (s *ClassicGroups) joinLocked(g *classicGroup, in *JoinInput, ch chan JoinO
 		return
 	}
 	m := g.members[in.MemberID]
+	if g.state == ClassicPreparingRebalance && m.join == nil && !s.acceptsNewMemberLocked(g) {
+		// max-size: the round already has as many members awaiting it as
+		// the group may hold, so a member rejoining this late would end
+		// it above the limit. Kafka turns it away and removes it; the
+		// members awaiting the round may then be all there is.
+		s.removeMemberLocked(g, m, fmt.Errorf("%w: group %s is full", ErrGroupMaxSizeReached, g.id))
+		fail("", fmt.Errorf("%w: group %s has reached its maximum size of %d members", ErrGroupMaxSizeReached, g.id, s.cfg.MaxSize))
+		s.maybeCompleteJoinLocked(g, now)
+		return
+	}
 	switch g.state {
 	case ClassicPreparingRebalance:
 		s.updateMemberLocked(g, m, in, ch, now)

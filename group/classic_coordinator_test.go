@@ -370,6 +370,32 @@ func TestClassicMaxSize(t *testing.T) {
 	}
 }
 
+// max-size in a round: once as many members await the round as the group
+// may hold, a member that has not rejoined yet is turned away too, so the
+// round cannot end with more members than group.max.size.
+func TestClassicMaxSizeRejoinInRound(t *testing.T) {
+	e := newClassicEnv(t, func(c *ClassicConfig) { c.MaxSize = 2 })
+	first := e.stable("g", 1)[0]
+	second, third := e.cg.Join(joinIn("g", "")), e.cg.Join(joinIn("g", ""))
+	waiting(t, second)
+	waiting(t, third)
+	if out := ready(t, e.cg.Join(joinIn("g", first))); !errors.Is(out.Err, ErrGroupMaxSizeReached) {
+		t.Fatalf("rejoin of %s with two members awaiting the round: %+v", first, out)
+	}
+	// Without the first member the round is complete.
+	for _, ch := range []<-chan JoinOutcome{second, third} {
+		if out := ready(t, ch); out.Err != nil || out.Generation != 2 {
+			t.Fatalf("joiner: %+v", out)
+		}
+	}
+	if d := e.cg.Describe("g"); len(d.Members) != 2 {
+		t.Fatalf("%d members, group.max.size is 2", len(d.Members))
+	}
+	if err := e.cg.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestClassicSync(t *testing.T) {
 	e := newClassicEnv(t, nil)
 	a := e.cg.Join(joinIn("g", ""))

@@ -306,9 +306,12 @@ func (p *Partition) ReadIsolated(offset int64, maxBytes int32, includeOne, readC
 func (p *Partition) spanRUnlock(i, j int) Records {
 	first, last := p.batches[i], p.batches[j-1]
 	if first.chunk == last.chunk {
+		// Sliced under the lock: an append re-slices the chunk's buf (the
+		// header, not the published bytes) while holding it.
 		end := last.pos + last.size
+		run := first.chunk.buf[first.pos:end:end]
 		p.mu.RUnlock()
-		return Records{first.chunk.buf[first.pos:end:end]}
+		return Records{run}
 	}
 	var out Records
 	start := first

@@ -102,3 +102,30 @@ func checkPiecesAliasLog(t *testing.T, p *Partition, offset int64, n int, record
 		}
 	}
 }
+
+// TestReadWhileAppending reads the tail chunk while another goroutine
+// appends to it: a read must take its slice of the chunk before releasing
+// the lock, because appends grow the chunk's slice header under it. Run
+// with -race; it found the read of the header after the unlock.
+func TestReadWhileAppending(t *testing.T) {
+	p := newPartition("t", 0)
+	if _, err := p.Append(testBatch(10), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 200 {
+			if _, err := p.Append(testBatch(10), AppendOptions{}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 200 {
+		if _, err := p.Read(0, 1<<20, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+}

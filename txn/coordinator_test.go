@@ -231,3 +231,32 @@ func TestEpochExhaustedAbortsUnderOldProducerID(t *testing.T) {
 		t.Fatalf("completions = %+v, want an abort for producer %d at epoch %d", done, pid, maxEpoch)
 	}
 }
+
+// CheckInvariants holds through a transaction and catches IDs and producer
+// IDs that disagree.
+func TestCheckInvariants(t *testing.T) {
+	f := newFixture(t)
+	pid, epoch, err := f.c.InitProducerID("tx", time.Minute, -1, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.AddPartitions("tx", pid, epoch, []TopicPartition{{"t", 0}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.CheckInvariants(); err != nil {
+		t.Fatalf("ongoing: %v", err)
+	}
+	if _, _, err := f.c.EndTxn("tx", pid, epoch, true, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.CheckInvariants(); err != nil {
+		t.Fatalf("committed: %v", err)
+	}
+	f.c.mu.Lock()
+	f.c.byPID[pid+100] = f.c.byPID[pid]
+	delete(f.c.byPID, pid)
+	f.c.mu.Unlock()
+	if err := f.c.CheckInvariants(); err == nil {
+		t.Fatal("a producer ID map that lost the ID passed")
+	}
+}
