@@ -56,7 +56,7 @@ func (g *classicGroup) checkLocked() error {
 	case len(g.members) > 0 && g.protocolType == "":
 		return fmt.Errorf("members but no protocol type")
 	case len(g.members) > 0 && g.state == ClassicEmpty:
-		return fmt.Errorf("Empty with %d members", len(g.members))
+		return fmt.Errorf("state Empty with %d members", len(g.members))
 	}
 	for inst, id := range g.static {
 		if m := g.members[id]; m == nil || m.instanceID == nil || *m.instanceID != inst {
