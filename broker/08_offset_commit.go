@@ -29,7 +29,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/group"
-	"github.com/sharebroker/sharebroker/storage"
 )
 
 func init() { register(8, 0, 10, handleOffsetCommit) }
@@ -52,13 +51,10 @@ func handleOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	// topics we cannot name, which the group never sees.
 	topicErr := make([]error, len(req.Topics))
 	for i, rt := range req.Topics {
-		name := rt.Topic
-		if req.Version >= 10 {
-			var ok bool
-			if name, ok = b.topicNameByID(rt.TopicID); !ok {
-				topicErr[i] = storage.ErrUnknownTopicID
-				continue
-			}
+		name, err := b.commitTopicName(req.Version >= 10, rt.Topic, rt.TopicID)
+		if err != nil {
+			topicErr[i] = err
+			continue
 		}
 		ct := group.CommitTopic{Topic: name}
 		for _, rp := range rt.Partitions {

@@ -28,7 +28,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/group"
-	"github.com/sharebroker/sharebroker/storage"
 )
 
 func init() { register(28, 0, 6, handleTxnOffsetCommit) }
@@ -46,13 +45,10 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	// topics we cannot name, which the group never sees.
 	topicErr := make([]error, len(req.Topics))
 	for i, rt := range req.Topics {
-		name := rt.Topic
-		if req.Version >= 6 {
-			var ok bool
-			if name, ok = b.topicNameByID(rt.TopicID); !ok {
-				topicErr[i] = storage.ErrUnknownTopicID
-				continue
-			}
+		name, nameErr := b.commitTopicName(req.Version >= 6, rt.Topic, rt.TopicID)
+		if nameErr != nil {
+			topicErr[i] = nameErr
+			continue
 		}
 		ct := group.CommitTopic{Topic: name}
 		for _, rp := range rt.Partitions {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/storage"
 )
 
 // classicConfig builds the classic group coordinator's configuration from
@@ -50,6 +51,19 @@ func awaitGroup[T any](b *Broker, ch <-chan T) (T, error) {
 
 // topicNamesByID resolves topic IDs for the v10 offset APIs: ok is false
 // for an ID no topic has.
+// commitTopicName is the topic an offset commit names: name, or, at the
+// versions that name topics by ID (OffsetCommit v10+, TxnOffsetCommit v6+),
+// the topic whose ID is id; an unknown ID is ErrUnknownTopicID.
+func (b *Broker) commitTopicName(byID bool, name string, id [16]byte) (string, error) {
+	if !byID {
+		return name, nil
+	}
+	if n, ok := b.topicNameByID(id); ok {
+		return n, nil
+	}
+	return "", storage.ErrUnknownTopicID
+}
+
 func (b *Broker) topicNameByID(id [16]byte) (string, bool) {
 	t := b.store.TopicByID(id)
 	if t == nil {
