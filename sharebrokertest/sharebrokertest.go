@@ -35,10 +35,11 @@ var DefaultStart = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 type Option func(*settings)
 
 type settings struct {
-	props  map[string]string
-	http   bool
-	start  time.Time
-	logger *slog.Logger
+	props     map[string]string
+	http      bool
+	start     time.Time
+	realClock bool
+	logger    *slog.Logger
 }
 
 // WithProperty sets a Kafka property, as --config NAME=VALUE does; Start
@@ -51,8 +52,16 @@ func WithProperty(name, value string) Option {
 // loopback port (Broker.HTTPAddr).
 func WithHTTP() Option { return func(s *settings) { s.http = true } }
 
-// WithStartTime starts the broker's clock at t.
+// WithStartTime starts the broker's manual clock at t (not used with
+// WithRealClock).
 func WithStartTime(t time.Time) Option { return func(s *settings) { s.start = t } }
+
+// WithRealClock runs the broker on real time, which Advance can still move
+// forward (as the HTTP test API's clock advance does). Use it for clients
+// that park long fetches and expect the broker to answer when their wait
+// runs out (librdkafka, kafka-python, kafkajs): on the manual clock such a
+// fetch waits until the test advances the clock. Broker.Clock is nil then.
+func WithRealClock() Option { return func(s *settings) { s.realClock = true } }
 
 // WithLogger sends the broker's logs to l; by default warnings and errors
 // go to the test's log.
@@ -65,9 +74,18 @@ type Broker struct {
 	// HTTPAddr is the HTTP server's address, empty without WithHTTP.
 	HTTPAddr string
 	// Clock is the broker's clock; it moves only when the test moves it.
+	// It is nil under WithRealClock.
 	Clock *locktimer.ManualClock
 
-	b *broker.Broker
+	b     *broker.Broker
+	clock advancer
+}
+
+// advancer is a clock a test can move forward: the manual clock, or real
+// time plus an offset.
+type advancer interface {
+	locktimer.Clock
+	Advance(time.Duration)
 }
 
 // Start runs a broker on a free loopback port for the rest of the test.
@@ -80,7 +98,14 @@ func Start(t testing.TB, opts ...Option) *Broker {
 	if s.logger == nil {
 		s.logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	clock := locktimer.NewManualClock(s.start)
+	var clock advancer
+	var manual *locktimer.ManualClock
+	if s.realClock {
+		clock = locktimer.NewOffsetClock()
+	} else {
+		manual = locktimer.NewManualClock(s.start)
+		clock = manual
+	}
 	cfg := broker.Config{Listen: "127.0.0.1:0", Props: s.props, Logger: s.logger, Clock: clock}
 	if s.http {
 		cfg.HTTP = "127.0.0.1:0"
@@ -99,7 +124,7 @@ func Start(t testing.TB, opts ...Option) *Broker {
 			t.Errorf("sharebrokertest: close: %v", err)
 		}
 	})
-	out := &Broker{Addr: b.Addr().String(), Clock: clock, b: b}
+	out := &Broker{Addr: b.Addr().String(), Clock: manual, b: b, clock: clock}
 	if a := b.HTTPAddr(); a != nil {
 		out.HTTPAddr = a.String()
 	}
@@ -109,7 +134,7 @@ func Start(t testing.TB, opts ...Option) *Broker {
 // Advance moves the broker's clock forward by d. Everything due by then —
 // lock expiries, member session timeouts, long-poll deadlines, retention —
 // has happened when it returns.
-func (b *Broker) Advance(d time.Duration) { b.Clock.Advance(d) }
+func (b *Broker) Advance(d time.Duration) { b.clock.Advance(d) }
 
 // ShareGroup returns the group's members and each share partition's
 // in-flight window (state, owner, delivery count and lock deadline of every

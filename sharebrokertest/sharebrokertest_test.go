@@ -144,3 +144,54 @@ type fakeT struct {
 
 func (f *fakeT) Fatalf(string, ...any) { f.failed = true; panic("fatal") }
 func (f *fakeT) Helper()               {}
+
+// Under WithRealClock a fetch's wait runs out on its own, as librdkafka
+// and the other clients that park long fetches expect.
+func TestRealClockEndsFetchWait(t *testing.T) {
+	b := sharebrokertest.Start(t, sharebrokertest.WithRealClock(), sharebrokertest.WithProperty("num.partitions", "1"))
+	if b.Clock != nil {
+		t.Fatal("Clock is set under WithRealClock")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	md := kmsg.NewPtrMetadataRequest()
+	mresp, err := md.RequestWith(ctx, cl)
+	if err != nil || len(mresp.Topics) != 1 {
+		t.Fatalf("metadata: %v %+v", err, mresp)
+	}
+	// A fetch at the high watermark waits its full MaxWaitMillis, then
+	// answers with no records: real time ends the wait.
+	req := kmsg.NewPtrFetchRequest()
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes = 200, 1, 1<<20
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = "t", mresp.Topics[0].TopicID
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.FetchOffset, rp.PartitionMaxBytes = 1, 1<<20
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	start := time.Now()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if waited := time.Since(start); waited < 200*time.Millisecond {
+		t.Fatalf("fetch answered after %v, before its 200 ms wait", waited)
+	}
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.HighWatermark != 1 {
+		t.Fatalf("partition: %+v", p)
+	}
+	// Advance still moves the broker's time forward.
+	before := b.Broker().Clock().Now()
+	b.Advance(time.Hour)
+	if got := b.Broker().Clock().Now().Sub(before); got < time.Hour {
+		t.Fatalf("Advance(1h) moved the clock %v", got)
+	}
+}
