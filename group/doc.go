@@ -46,9 +46,10 @@
 //
 //   - Assignor member order is join order; quotas are computed in exact
 //     integer arithmetic (Kafka uses doubles). Over-shared partitions are
-//     trimmed before over-quota members, as Kafka's builder does (§4.4 lists
-//     the two steps the other way round); ties drop a member's highest
-//     partitions. The result is deterministic, not hash-order dependent.
+//     trimmed before over-quota members, as Kafka's builder does (§4.4;
+//     the starting specification had the two steps the other way round);
+//     ties drop a member's highest partitions. The result is
+//     deterministic, not hash-order dependent.
 //   - group.share.max.size is checked for joins and heartbeats (epoch >= 0)
 //     of unknown members, not for leaves: Kafka's leave path never reaches
 //     the size check, so leaving as an unknown member of a full group is
