@@ -218,7 +218,7 @@ func TestCapturedFramesDecode(t *testing.T) {
 		}
 		perClient[client][h.APIKey] = true
 	}
-	for _, client := range []string{"kgo", "sarama", "kafka-go"} {
+	for _, client := range []string{"kgo", "sarama", "kafka-go", "librdkafka", "kafka-python"} {
 		for _, key := range clientframes.CoreAPIs {
 			if !perClient[client][key] {
 				t.Errorf("no %s frame captured from %s", clientframes.APIs[key], client)
