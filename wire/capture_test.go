@@ -9,7 +9,9 @@ package wire_test
 // advertises the proxy, so every connection of every client passes through
 // it), drives kgo, sarama and kafka-go through produce, list offsets and
 // fetch, and writes the first frame seen for each client, API and version
-// to ../testdata/frames/<client>/<api>-v<N>.hex.
+// to ../testdata/frames/<client>/<api>-v<N>.hex. clients/capture_test.go does
+// the same for librdkafka (kcat) and kafka-python, through the same proxy
+// (internal/clientframes).
 
 import (
 	"context"
