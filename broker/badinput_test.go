@@ -486,7 +486,7 @@ func TestMutatedClientFrames(t *testing.T) {
 	sink := &logSink{}
 	_, addr := startBroker(t, broker.Config{Logger: sink.logger()})
 	setup := dialRaw(t, addr)
-	for _, topic := range []string{"frames-kgo", "frames-sarama", "frames-kafka-go"} {
+	for _, topic := range []string{"frames-kgo", "frames-sarama", "frames-kafka-go", "frames-librdkafka", "frames-kafka-python"} {
 		createTopic(t, setup, topic)
 	}
 	probe := kmsg.NewPtrApiVersionsRequest()
@@ -497,6 +497,14 @@ func TestMutatedClientFrames(t *testing.T) {
 	var c *rawConn
 	sent, closed := 0, 0
 	for name, frame := range loadCapturedFrames(t) {
+		if strings.HasPrefix(filepath.Base(name), "join_group-") {
+			// A JoinGroup rightly waits until the group rebalances, up to
+			// the rebalance timeout in the frame (minutes), and every
+			// mutant that still joins adds a member the next must wait
+			// for: the probe behind it would time out. Decoding them is
+			// left to the wire tests and fuzz seeds.
+			continue
+		}
 		frame, keep := noLongPoll(t, frame)
 		for i := keep; i < len(frame); i++ {
 			for _, mutate := range []func(byte) byte{func(b byte) byte { return b ^ 0xff }, func(b byte) byte { return b + 1 }} {

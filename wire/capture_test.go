@@ -9,20 +9,17 @@ package wire_test
 // advertises the proxy, so every connection of every client passes through
 // it), drives kgo, sarama and kafka-go through produce, list offsets and
 // fetch, and writes the first frame seen for each client, API and version
-// to ../testdata/frames/<client>/<api>-v<N>.hex.
+// to ../testdata/frames/<client>/<api>-v<N>.hex. clients/capture_test.go does
+// the same for librdkafka (kcat) and kafka-python, through the same proxy
+// (internal/clientframes).
 
 import (
 	"context"
-	"encoding/hex"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -42,115 +39,29 @@ var capture = flag.Bool("capture", false, "record client request frames into ../
 // framesDir is where captured frames live, shared with other packages.
 const framesDir = "../testdata/frames"
 
-// capturedAPIs are the keys we keep frames for, with their file names.
-var capturedAPIs = map[int16]string{
-	0:  "produce",
-	1:  "fetch",
-	2:  "list_offsets",
-	3:  "metadata",
-	18: "api_versions",
-}
-
-// recorder keeps the first frame of each API key and version it sees.
-type recorder struct {
-	mu     sync.Mutex
-	frames map[[2]int16][]byte // key, version -> frame with its size prefix
-}
-
-func (r *recorder) record(frame []byte) {
-	h, _, err := wire.ParseHeader(frame[4:])
-	if err != nil {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	k := [2]int16{h.APIKey, h.APIVersion}
-	if _, ok := r.frames[k]; !ok {
-		r.frames[k] = append([]byte(nil), frame...)
-	}
-}
-
-// proxy forwards connections from its listener to target, handing every
-// client-to-broker frame to the recorder that is current at the time.
-type proxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	rec    *recorder
-	wg     sync.WaitGroup
-}
-
-func (p *proxy) setRecorder(r *recorder) {
-	p.mu.Lock()
-	p.rec = r
-	p.mu.Unlock()
-}
-
-func (p *proxy) serve() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		p.wg.Add(2)
-		go func() {
-			defer p.wg.Done()
-			io.Copy(c, up)
-			c.Close()
-		}()
-		go func() {
-			defer p.wg.Done()
-			defer up.Close()
-			for {
-				body, err := wire.ReadFrame(c, wire.DefaultMaxFrameBytes)
-				if err != nil {
-					return
-				}
-				frame := frameOf(body)
-				p.mu.Lock()
-				rec := p.rec
-				p.mu.Unlock()
-				if rec != nil {
-					rec.record(frame)
-				}
-				if _, err := up.Write(frame); err != nil {
-					return
-				}
-			}
-		}()
-	}
-}
-
 func TestCaptureClientFrames(t *testing.T) {
 	if !*capture {
 		t.Skip("run with -capture to record client frames")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := clientframes.ListenProxy()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Advertise: ln.Addr().String(), Logger: slog.New(slog.DiscardHandler)})
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Advertise: p.Addr(), Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := b.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{ln: ln, target: b.Addr().String()}
-	go p.serve()
+	p.Serve(b.Addr().String())
 	t.Cleanup(func() {
-		ln.Close()
+		p.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		b.Close(ctx)
-		p.wg.Wait()
 	})
-	addr := ln.Addr().String()
+	addr := p.Addr()
 
 	for _, c := range []struct {
 		name string
@@ -160,46 +71,21 @@ func TestCaptureClientFrames(t *testing.T) {
 		{"sarama", runSarama},
 		{"kafka-go", runKafkaGo},
 	} {
-		rec := &recorder{frames: make(map[[2]int16][]byte)}
-		p.setRecorder(rec)
+		rec := clientframes.NewRecorder()
+		p.SetRecorder(rec)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		c.run(ctx, t, addr, "frames-"+c.name)
 		cancel()
-		p.setRecorder(nil)
-		writeFrames(t, c.name, rec)
-	}
-}
-
-func writeFrames(t *testing.T, client string, rec *recorder) {
-	dir := filepath.Join(framesDir, client)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	seen := make(map[int16]bool)
-	for k, frame := range rec.frames {
-		name, ok := capturedAPIs[k[0]]
-		if !ok {
-			continue
-		}
-		seen[k[0]] = true
-		var sb strings.Builder
-		for h := hex.EncodeToString(frame); h != ""; {
-			n := min(len(h), 64)
-			sb.WriteString(h[:n])
-			sb.WriteByte('\n')
-			h = h[n:]
-		}
-		path := filepath.Join(dir, fmt.Sprintf("%s-v%d.hex", name, k[1]))
-		if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		p.SetRecorder(nil)
+		written, missing, err := rec.Write(framesDir, c.name)
+		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: %s (%d bytes)", client, path, len(frame))
-	}
-	for key, name := range capturedAPIs {
-		if !seen[key] {
-			t.Errorf("%s sent no %s request", client, name)
+		for _, path := range written {
+			t.Logf("%s: %s", c.name, path)
+		}
+		if len(missing) > 0 {
+			t.Errorf("%s sent no %v request", c.name, missing)
 		}
 	}
 }
@@ -322,7 +208,7 @@ func TestCapturedFramesDecode(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: header: %v", path, err)
 		}
-		if want := fmt.Sprintf("%s-v%d.hex", capturedAPIs[h.APIKey], h.APIVersion); filepath.Base(path) != want {
+		if want := clientframes.FileName(h.APIKey, h.APIVersion); filepath.Base(path) != want {
 			t.Fatalf("%s holds %s v%d", path, kmsg.NameForKey(h.APIKey), h.APIVersion)
 		}
 		if _, err := wire.DecodeBody(h, rest); err != nil {
@@ -334,10 +220,10 @@ func TestCapturedFramesDecode(t *testing.T) {
 		}
 		perClient[client][h.APIKey] = true
 	}
-	for _, client := range []string{"kgo", "sarama", "kafka-go"} {
-		for key, name := range capturedAPIs {
+	for _, client := range []string{"kgo", "sarama", "kafka-go", "librdkafka", "kafka-python"} {
+		for _, key := range clientframes.CoreAPIs {
 			if !perClient[client][key] {
-				t.Errorf("no %s frame captured from %s", name, client)
+				t.Errorf("no %s frame captured from %s", clientframes.APIs[key], client)
 			}
 		}
 	}
