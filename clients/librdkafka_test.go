@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -135,6 +136,12 @@ func (e *rdEnv) config(extra kafka.ConfigMap) *kafka.ConfigMap {
 		"topic.metadata.refresh.interval.ms": 1000,
 		// Fail fast rather than retry for minutes if the broker misbehaves.
 		"socket.timeout.ms": 10000,
+	}
+	// RDKAFKA_DEBUG=protocol,fetch,cgrp (any of librdkafka's debug
+	// contexts) makes the clients log their requests and state changes, for
+	// diagnosing a failure; it is too verbose to leave on.
+	if d := os.Getenv("RDKAFKA_DEBUG"); d != "" {
+		cm["debug"] = d
 	}
 	for k, v := range extra {
 		cm[k] = v
