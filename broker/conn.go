@@ -181,12 +181,16 @@ func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
 	var spliced bool
 	switch r := resp.(type) {
 	case *fetchResponse:
+		emptyFetchRecordSets(&r.FetchResponse)
 		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, &r.FetchResponse, r.recordPieces())
 	case *kmsg.FetchResponse:
+		emptyFetchRecordSets(r)
 		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, r, nil)
 	case *shareFetchResponse:
+		emptyShareFetchRecordSets(&r.ShareFetchResponse)
 		c.buf, c.segs, spliced = wire.AppendShareFetchResponse(c.buf[:0], c.segs[:0], correlationID, &r.ShareFetchResponse, r.recordPieces())
 	case *kmsg.ShareFetchResponse:
+		emptyShareFetchRecordSets(r)
 		c.buf, c.segs, spliced = wire.AppendShareFetchResponse(c.buf[:0], c.segs[:0], correlationID, r, nil)
 	}
 	if spliced {

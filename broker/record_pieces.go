@@ -17,8 +17,9 @@ import (
 
 // splitRecords holds the records of an answer's partitions that lie in more
 // than one piece, by the partitions' indexes in the response. Invariant: a
-// partition listed here has a nil records field in the kmsg response until
-// join moves its pieces there.
+// partition listed here has no bytes in its kmsg records field until join
+// moves its pieces there; the pieces win over that field in a vectored
+// write.
 type splitRecords struct {
 	split []splitPartition
 }
@@ -30,7 +31,8 @@ type splitPartition struct {
 
 // field returns what the kmsg records field of partition p of topic t
 // holds for records: its one piece, or nil for none, or nil while its
-// pieces are kept here.
+// pieces are kept here. Either nil becomes an empty record set when the
+// answer is sent (emptyRecordSets).
 func (s *splitRecords) field(t, p int, records storage.Records) []byte {
 	switch len(records) {
 	case 0:
@@ -94,4 +96,35 @@ type shareFetchResponse struct {
 func (r *shareFetchResponse) AppendTo(dst []byte) []byte {
 	r.join(func(t, p int, records []byte) { r.Topics[t].Partitions[p].Records = records })
 	return r.ShareFetchResponse.AppendTo(dst)
+}
+
+// noRecords is the empty record set: a zero-length, non-nil field, which
+// encodes as length 0 where nil would encode as null.
+var noRecords = []byte{}
+
+// emptyFetchRecordSets and emptyShareFetchRecordSets give every partition
+// that carries no records an empty record set instead of a null one
+// (empty-record-set). Kafka's broker never writes a null there, and
+// librdkafka and kafka-python fail on one: librdkafka rejects the response
+// as a parse failure, so a consumer never reaches the end of a partition.
+// The connection applies them to every Fetch and ShareFetch answer it
+// sends, whoever built it (handler or fault injection).
+func emptyFetchRecordSets(r *kmsg.FetchResponse) {
+	for i := range r.Topics {
+		for j := range r.Topics[i].Partitions {
+			if p := &r.Topics[i].Partitions[j]; p.RecordBatches == nil {
+				p.RecordBatches = noRecords
+			}
+		}
+	}
+}
+
+func emptyShareFetchRecordSets(r *kmsg.ShareFetchResponse) {
+	for i := range r.Topics {
+		for j := range r.Topics[i].Partitions {
+			if p := &r.Topics[i].Partitions[j]; p.Records == nil {
+				p.Records = noRecords
+			}
+		}
+	}
 }
