@@ -451,10 +451,12 @@ func TestLibrdkafkaIdempotentProduce(t *testing.T) {
 	}
 
 	// Read the whole log back with franz-go.
+	from := map[int32]kgo.Offset{}
+	for p := range int32(partitions) {
+		from[p] = kgo.NewOffset().AtStart()
+	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.b.Addr),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {
-			0: kgo.NewOffset().AtStart(), 1: kgo.NewOffset().AtStart(), 2: kgo.NewOffset().AtStart(),
-		}}),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: from}),
 		kgo.FetchMaxWait(100*time.Millisecond),
 	)
 	if err != nil {
