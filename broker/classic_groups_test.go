@@ -69,9 +69,30 @@ func awaitState(t *testing.T, c *rawConn, group, state string) {
 	}
 }
 
+// test-defaults: group.initial.rebalance.delay.ms is 0 unless set, so a
+// lone member's join completes at once, without the clock moving.
+func TestClassicNoInitialDelayByDefault(t *testing.T) {
+	clock := locktimer.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	_, addr := startBroker(t, broker.Config{Clock: clock})
+	c := dialRaw(t, addr)
+	c.createTopics("t")
+	join := joinReq(9, "g", "")
+	join.MemberID = c.request(join).(*kmsg.JoinGroupResponse).MemberID
+	corr := c.send(join)
+	jr := c.recv(join, corr, 10*time.Second).(*kmsg.JoinGroupResponse)
+	code(t, "join", jr.ErrorCode, nil)
+	if jr.Generation != 1 || jr.LeaderID != jr.MemberID {
+		t.Fatalf("join answered generation %d, leader %q; want generation 1 led by %q", jr.Generation, jr.LeaderID, jr.MemberID)
+	}
+	if got := clock.Now(); !got.Equal(time.UnixMilli(1_700_000_000_000)) {
+		t.Fatalf("the clock moved to %v", got)
+	}
+}
+
 func TestClassicGroupLifecycleRaw(t *testing.T) {
 	clock := locktimer.NewManualClock(time.UnixMilli(1_700_000_000_000))
-	_, addr := startBroker(t, broker.Config{Clock: clock, Props: map[string]string{"num.partitions": "3"}})
+	// Kafka's initial delay, to see the join wait for it (initial-delay).
+	_, addr := startBroker(t, broker.Config{Clock: clock, Props: map[string]string{"num.partitions": "3", "group.initial.rebalance.delay.ms": "3000"}})
 	c, admin := dialRaw(t, addr), dialRaw(t, addr)
 	c.createTopics("t")
 

@@ -6,22 +6,10 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
 )
-
-// Acknowledgement types on the wire (KIP-932, KIP-1222).
-const (
-	ackGap     = 0
-	ackAccept  = 1
-	ackRelease = 2
-	ackReject  = 3
-	ackRenew   = 4 // v2+, only with IsRenewAck
-)
-
-// maxShareMemberIDLen is the longest member ID a share request may carry:
-// clients send a UUID string.
-const maxShareMemberIDLen = 36
 
 // wireAckBatch is one acknowledgement batch as ShareFetch and
 // ShareAcknowledge both carry it (kmsg has a type per request).
@@ -51,9 +39,10 @@ func ackRequestAckBatches(in []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowl
 // broken rule rejects every batch of the partition with INVALID_REQUEST;
 // the share partition then checks offsets and ownership.
 func validateAckBatches(version int16, isRenewAck bool, batches []wireAckBatch) error {
-	maxType := int8(ackReject)
+	// The wire's acknowledge types are sharepartition's AckType values.
+	maxType := int8(sharepartition.AckReject)
 	if version >= 2 {
-		maxType = ackRenew
+		maxType = int8(sharepartition.AckRenew) // v2+, only with IsRenewAck
 	}
 	for i, b := range batches {
 		switch {
@@ -72,7 +61,7 @@ func validateAckBatches(version int16, isRenewAck bool, batches []wireAckBatch) 
 			switch {
 			case t < 0 || t > maxType:
 				return fmt.Errorf("%w: acknowledge type %d is not valid at v%d", errInvalidRequest, t, version)
-			case t == ackRenew && !isRenewAck:
+			case t == int8(sharepartition.AckRenew) && !isRenewAck:
 				return fmt.Errorf("%w: acknowledge type 4 (renew) needs IsRenewAck", errInvalidRequest)
 			}
 		}
@@ -89,16 +78,15 @@ func validateShareIDs(groupID, memberID *string) error {
 	return validateShareMemberID(memberID)
 }
 
-// validateShareMemberID checks a share member ID: present, non-empty, at
-// most 36 characters.
+// validateShareMemberID checks a share member ID by the rule
+// ShareGroupHeartbeat uses (group.CheckMemberID): Kafka applies one rule to
+// all three requests. A null ID is refused here; Kafka fails on it
+// internally.
 func validateShareMemberID(id *string) error {
-	switch {
-	case id == nil || *id == "":
-		return fmt.Errorf("%w: member ID is empty", errInvalidRequest)
-	case len(*id) > maxShareMemberIDLen:
-		return fmt.Errorf("%w: member ID of %d characters, at most %d", errInvalidRequest, len(*id), maxShareMemberIDLen)
+	if id == nil {
+		return fmt.Errorf("%w: MemberId can't be null", errInvalidRequest)
 	}
-	return nil
+	return group.CheckMemberID(*id)
 }
 
 // validateRenewFetch applies §2.6: a ShareFetch with IsRenewAck only

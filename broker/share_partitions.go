@@ -26,8 +26,9 @@ type sharePart struct {
 }
 
 // shareParts is the broker's registry of share partitions. State is made
-// lazily, on the first fetch or acknowledgement of a partition by a group
-// (share-groups.md §9.5), and never reports "uninitialised".
+// lazily, on a group's first fetch of a partition or an
+// AlterShareGroupOffsets naming it (share-groups.md §9.5), never by an
+// acknowledgement, and never reports "uninitialised".
 type shareParts struct {
 	timers   *locktimer.Service
 	counters *sharepartition.Counters

@@ -1,8 +1,10 @@
 // Package group is the group coordinator's domain logic: share-group
 // (KIP-932) membership in share_*.go, classic groups (JoinGroup, SyncGroup,
-// Heartbeat, LeaveGroup) and their committed offsets in classic_*.go.
-// KIP-848 consumer groups will join them later. The rules are named in
-// docs/groups.md; tests cite them.
+// Heartbeat, LeaveGroup) and their committed offsets in classic_*.go, and
+// KIP-848 consumer groups (ConsumerGroupHeartbeat, ConsumerGroupDescribe)
+// in consumer_*.go. migration.go moves an empty group between the classic
+// and KIP-848 protocols. The rules are named in docs/groups.md and
+// docs/share-groups.md; tests cite them.
 //
 // It imports only the standard library and locktimer: no kmsg, no broker, no
 // storage. The broker translates requests into the plain types here and
@@ -21,6 +23,8 @@
 //     session timeouts on the locktimer clock), Describe, List and Delete
 //     serve ShareGroupDescribe, ListGroups and DeleteGroups.
 //   - The simple assignor (share_assignor.go) computes target assignments.
+//   - ConsumerGroups owns every KIP-848 consumer group, its server-side
+//     assignors (group.consumer.assignors) and its committed offsets.
 //   - ClassicGroups owns every classic group and its committed offsets.
 //     Join and Sync return a channel that receives the answer once the
 //     round (or the leader's sync) completes, bounded by the round's
@@ -29,9 +33,9 @@
 //
 // Topic metadata reaches the package through a caller-supplied TopicResolver,
 // because storage is not importable here. Every partition the resolver
-// reports is assignable: the broker initialises share-partition state on the
-// subscribing heartbeat or the first fetch (share-groups.md §9.5), so Kafka's
-// "only initialised partitions are assignable" rule never holds anything back.
+// reports is assignable: the broker creates share-partition state lazily, on
+// a partition's first fetch (share-groups.md §9.5), so Kafka's "only
+// initialised partitions are assignable" rule never holds anything back.
 //
 // Member leave and fencing do not touch share partitions (Kafka behaviour):
 // records stay acquired until their locks expire or the share session
@@ -42,9 +46,10 @@
 //
 //   - Assignor member order is join order; quotas are computed in exact
 //     integer arithmetic (Kafka uses doubles). Over-shared partitions are
-//     trimmed before over-quota members, as Kafka's builder does (§4.4 lists
-//     the two steps the other way round); ties drop a member's highest
-//     partitions. The result is deterministic, not hash-order dependent.
+//     trimmed before over-quota members, as Kafka's builder does (§4.4;
+//     the starting specification had the two steps the other way round);
+//     ties drop a member's highest partitions. The result is
+//     deterministic, not hash-order dependent.
 //   - group.share.max.size is checked for joins and heartbeats (epoch >= 0)
 //     of unknown members, not for leaves: Kafka's leave path never reaches
 //     the size check, so leaving as an unknown member of a full group is
@@ -57,7 +62,7 @@
 //     group epoch. A rack change alone does not.
 //   - DeleteGroups leaves the group's GROUP configs in place: they exist
 //     independently of the group.
-//   - consumer.* and streams.* GROUP configs are validated against Kafka's
-//     default group.consumer.* / group.streams.* bounds until those
-//     coordinators own their broker configs.
+//   - consumer.* GROUP configs are validated against the broker's
+//     group.consumer.* properties; streams.* ones against Kafka's default
+//     group.streams.* bounds, since streams groups are not served.
 package group

@@ -1,10 +1,13 @@
 // Package locktimer owns time for the broker: the Clock that every timeout
 // reads (acquisition locks, member and session timeouts, transaction timeouts,
-// long-poll waits) and, later, the acquisition-lock timer service.
+// long-poll waits) and Service, the timer service acquisition locks and group
+// timeouts are scheduled on (service.go).
 //
 // Production uses RealClock. Tests use ManualClock, whose Advance runs every
 // callback that became due before it returns, so a test can say "30 s pass
-// now" and observe the consequences without sleeping.
+// now" and observe the consequences without sleeping. OffsetClock (offset.go)
+// is real time plus an offset that only grows, for a broker whose HTTP test
+// API moves its clock.
 package locktimer
 
 import (

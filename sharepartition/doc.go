@@ -75,7 +75,7 @@
 //     read began: AVAILABLE offsets from there up to the first batch read
 //     are archived as vanished (row 10).
 //
-// # Not yet
+// # Known limits
 //
 //   - A split ACQUIRED batch costs two allocations per offset (timer handle
 //     and callback), about 130 bytes per record; one timer per batch with

@@ -10,7 +10,7 @@ import (
 )
 
 // TestImportsStayInside keeps the package a leaf of the domain: the
-// standard library and locktimer only (DESIGN.md, STYLE.md §1).
+// standard library and locktimer only (docs/design.md, "The layering rule").
 func TestImportsStayInside(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
 	fset := token.NewFileSet()
