@@ -53,7 +53,12 @@ func (c *conn) serve() {
 	defer c.b.connClosed(c)
 	defer c.nc.Close()
 	c.log.Debug("connection opened")
-	r := bufio.NewReaderSize(c.nc, 32<<10)
+	// A small read buffer: it lets a typical request (a heartbeat, a share
+	// fetch, an acknowledgement) arrive in one read, while a larger frame's
+	// body is read straight into its own buffer. Every connection holds
+	// one, so its size is what thousands of idle or hostile connections
+	// cost.
+	r := bufio.NewReaderSize(c.nc, 512)
 	maxFrame := c.b.cfg.props.int32("socket.request.max.bytes")
 	for {
 		frame, err := wire.ReadFrameInto(r, c.frame, maxFrame)

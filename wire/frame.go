@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // DefaultMaxFrameBytes is Kafka's socket.request.max.bytes default (100 MiB).
@@ -25,9 +26,12 @@ var (
 
 // ReadFrame reads one size-prefixed frame from r and returns its body (the
 // bytes after the 4-byte size). The size is checked against maxBytes before
-// anything is allocated, so a hostile prefix cannot make us allocate more
-// than the limit. A clean EOF before the first byte returns io.EOF; a frame
-// cut short returns io.ErrUnexpectedEOF.
+// anything is allocated, and the body's buffer grows with the bytes that
+// arrive, never ahead of them by more than their own size (plus a first
+// step of firstFrameStep): a size prefix alone costs nothing, so a client
+// that promises 100 MiB and sends 20 bytes costs a few KiB. A clean EOF
+// before the first byte returns io.EOF; a frame cut short returns
+// io.ErrUnexpectedEOF.
 func ReadFrame(r io.Reader, maxBytes int32) ([]byte, error) {
 	return ReadFrameInto(r, nil, maxBytes)
 }
@@ -44,18 +48,42 @@ func ReadFrameInto(r io.Reader, buf []byte, maxBytes int32) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	body := buf[:0]
-	if cap(body) < int(size) {
-		body = make([]byte, size)
-	}
-	body = body[:size]
-	if _, err := io.ReadFull(r, body); err != nil {
-		if errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF
+	if cap(buf) >= int(size) {
+		body := buf[:size]
+		if _, err := io.ReadFull(r, body); err != nil {
+			return nil, unexpectedEOF(err)
 		}
-		return nil, err
+		return body, nil
+	}
+	// Invariant: cap(body) <= max(firstFrameStep, 2*len(body)) before each
+	// read, so memory follows what the peer actually sent.
+	body := make([]byte, 0, min(int(size), max(cap(buf), firstFrameStep)))
+	for len(body) < int(size) {
+		if len(body) == cap(body) {
+			body = slices.Grow(body, min(int(size)-len(body), len(body)))
+		}
+		// Never read past the frame: the bytes after it are the next
+		// request's (Grow may round the capacity up).
+		n, err := io.ReadAtLeast(r, body[len(body):min(cap(body), int(size))], 1)
+		body = body[:len(body)+n]
+		if err != nil && len(body) < int(size) {
+			return nil, unexpectedEOF(err)
+		}
 	}
 	return body, nil
+}
+
+// firstFrameStep is the buffer a frame larger than the connection's reused
+// buffer starts with; it doubles as bytes arrive. Most requests fit in it.
+const firstFrameStep = 512
+
+// unexpectedEOF turns an EOF inside a frame into io.ErrUnexpectedEOF: the
+// stream ended mid-frame.
+func unexpectedEOF(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 // ParseFrameSize validates a 4-byte size prefix. It recognises the first

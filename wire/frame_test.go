@@ -172,3 +172,51 @@ func TestParseFrameSize(t *testing.T) {
 		})
 	}
 }
+
+// frame-grows-with-bytes: a size prefix the limit allows, followed by a
+// few bytes and then nothing, costs about what arrived, not the size it
+// promised: a hostile client cannot make the broker hold 100 MiB per
+// connection with 24 bytes.
+func TestReadFrameGrowsWithArrivingBytes(t *testing.T) {
+	in := append(sizePrefix(100<<20), make([]byte, 20)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := wire.ReadFrame(bytes.NewReader(in), wire.DefaultMaxFrameBytes)
+	runtime.ReadMemStats(&after)
+	if !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err = %v, want io.ErrUnexpectedEOF", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<10 {
+		t.Fatalf("allocated %d bytes for a frame that sent 20", grew)
+	}
+}
+
+// A frame larger than the first buffer step grows to its full size and
+// comes out intact, and the frame after it is untouched: the growing
+// reads never take bytes past the frame's end, however the stream is cut.
+func TestReadFrameLargeThenNext(t *testing.T) {
+	big := make([]byte, 1<<20+3)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	next := []byte("the next request")
+	stream := append(frameOf(big), frameOf(next)...)
+	for _, split := range []struct {
+		name string
+		r    func([]byte) io.Reader
+	}{
+		{"whole", func(b []byte) io.Reader { return bytes.NewReader(b) }},
+		{"half", func(b []byte) io.Reader { return iotest.HalfReader(bytes.NewReader(b)) }},
+		{"data and EOF together", func(b []byte) io.Reader { return iotest.DataErrReader(bytes.NewReader(b)) }},
+	} {
+		r := split.r(stream)
+		got, err := wire.ReadFrameInto(r, make([]byte, 0, 100), wire.DefaultMaxFrameBytes)
+		if err != nil || !bytes.Equal(got, big) {
+			t.Fatalf("%s: big frame: %d bytes, %v", split.name, len(got), err)
+		}
+		got, err = wire.ReadFrame(r, wire.DefaultMaxFrameBytes)
+		if err != nil || !bytes.Equal(got, next) {
+			t.Fatalf("%s: next frame: %q, %v", split.name, got, err)
+		}
+	}
+}
