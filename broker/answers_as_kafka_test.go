@@ -1,0 +1,83 @@
+package broker_test
+
+// Tests of answers-as-kafka (docs/log.md): each nullable or defaulted field
+// holds what Apache Kafka's broker writes in the same situation. kmsg keeps
+// the distinctions these tests need when decoding: a null string decodes to
+// a nil pointer and "" to a pointer to "", a null array to a nil slice and
+// an empty one to an empty non-nil slice.
+
+import (
+	"math"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/broker"
+)
+
+// wantNull fails unless s is a null string.
+func wantNull(t *testing.T, what string, s *string) {
+	t.Helper()
+	if s != nil {
+		t.Fatalf("%s = %q, want null", what, *s)
+	}
+}
+
+// wantString fails unless s is the non-null string want.
+func wantString(t *testing.T, what string, s *string, want string) {
+	t.Helper()
+	if s == nil || *s != want {
+		t.Fatalf("%s = %s, want %q", what, deref(s), want)
+	}
+}
+
+// answers-as-kafka: Metadata v8+ answers the topic operations when asked
+// (v8-v10 the cluster operations too), INT32_MIN when not; an unknown topic
+// ID gets none, as KafkaApis sets them only on the topics it looked up.
+func TestAnswersAsKafkaMetadataAuthorizedOperations(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	c := dialRaw(t, addr)
+	c.createTopics("ops")
+	const topicOps = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
+	const clusterOps = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
+	metadata := func(version int16, include bool, topics ...kmsg.MetadataRequestTopic) *kmsg.MetadataResponse {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = version
+		req.IncludeTopicAuthorizedOperations = include
+		req.IncludeClusterAuthorizedOperations = include
+		req.Topics = topics
+		return c.request(req).(*kmsg.MetadataResponse)
+	}
+	named := kmsg.NewMetadataRequestTopic()
+	named.Topic = kmsg.StringPtr("ops")
+	unknownName := kmsg.NewMetadataRequestTopic()
+	unknownName.Topic = kmsg.StringPtr("no-such-topic")
+
+	resp := metadata(10, true, named, unknownName)
+	if resp.AuthorizedOperations != clusterOps {
+		t.Fatalf("v10 cluster operations %#x, want %#x", resp.AuthorizedOperations, clusterOps)
+	}
+	for _, mt := range resp.Topics {
+		if mt.AuthorizedOperations != topicOps {
+			t.Fatalf("v10 topic %s operations %#x, want %#x", deref(mt.Topic), mt.AuthorizedOperations, topicOps)
+		}
+	}
+	all := metadata(12, true) // null topics: every topic
+	if len(all.Topics) == 0 || all.Topics[0].AuthorizedOperations != topicOps {
+		t.Fatalf("v12 all topics: %+v, want operations %#x", all.Topics, topicOps)
+	}
+
+	unknownID := kmsg.NewMetadataRequestTopic()
+	unknownID.TopicID = [16]byte{1}
+	resp = metadata(12, true, unknownID)
+	if len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != kerr.UnknownTopicID.Code || resp.Topics[0].AuthorizedOperations != math.MinInt32 {
+		t.Fatalf("unknown topic ID answered %+v, want UNKNOWN_TOPIC_ID with operations INT32_MIN", resp.Topics)
+	}
+
+	resp = metadata(10, false, named)
+	if resp.AuthorizedOperations != math.MinInt32 || resp.Topics[0].AuthorizedOperations != math.MinInt32 {
+		t.Fatalf("not asked: cluster %#x, topic %#x, want INT32_MIN", resp.AuthorizedOperations, resp.Topics[0].AuthorizedOperations)
+	}
+}
+
