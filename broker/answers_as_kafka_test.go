@@ -81,3 +81,53 @@ func TestAnswersAsKafkaMetadataAuthorizedOperations(t *testing.T) {
 	}
 }
 
+// answers-as-kafka: OffsetFetch metadata is "" (NO_METADATA), never null,
+// also on partitions answered with an error.
+func TestAnswersAsKafkaOffsetFetchMetadata(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	c := dialRaw(t, addr)
+	c.createTopics("committed")
+	for _, version := range []int16{7, 10} {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Version = version
+		req.Group = "g"
+		rt := kmsg.NewOffsetFetchRequestTopic()
+		rt.Topic, rt.Partitions = "committed", []int32{0}
+		req.Topics = append(req.Topics, rt)
+		rg := kmsg.NewOffsetFetchRequestGroup()
+		rg.Group = "g"
+		known := kmsg.NewOffsetFetchRequestGroupTopic()
+		known.Topic, known.Partitions = "committed", []int32{0}
+		unknown := kmsg.NewOffsetFetchRequestGroupTopic()
+		unknown.TopicID, unknown.Partitions = [16]byte{9}, []int32{0}
+		if version >= 10 {
+			meta := c.request(func() kmsg.Request {
+				m := kmsg.NewPtrMetadataRequest()
+				m.Version = 12
+				t := kmsg.NewMetadataRequestTopic()
+				t.Topic = kmsg.StringPtr("committed")
+				m.Topics = append(m.Topics, t)
+				return m
+			}()).(*kmsg.MetadataResponse)
+			known.TopicID = meta.Topics[0].TopicID
+		}
+		rg.Topics = append(rg.Topics, known, unknown)
+		req.Groups = append(req.Groups, rg)
+		resp := c.request(req).(*kmsg.OffsetFetchResponse)
+		if version < 8 {
+			p := resp.Topics[0].Partitions[0]
+			wantString(t, "v7 uncommitted partition metadata", p.Metadata, "")
+			continue
+		}
+		topics := resp.Groups[0].Topics
+		if len(topics) != 2 {
+			t.Fatalf("v%d answered %d topics, want 2", version, len(topics))
+		}
+		wantString(t, "uncommitted partition metadata", topics[0].Partitions[0].Metadata, "")
+		if p := topics[1].Partitions[0]; p.ErrorCode != kerr.UnknownTopicID.Code {
+			t.Fatalf("unknown topic ID answered %v", kerr.ErrorForCode(p.ErrorCode))
+		}
+		wantString(t, "UNKNOWN_TOPIC_ID partition metadata", topics[1].Partitions[0].Metadata, "")
+	}
+}
+
