@@ -131,3 +131,29 @@ func TestAnswersAsKafkaOffsetFetchMetadata(t *testing.T) {
 	}
 }
 
+// answers-as-kafka: FindCoordinator's ErrorMessage is "NONE" on success at
+// v1-v3 and "" for every key at v4+, as KafkaApis writes it.
+func TestAnswersAsKafkaFindCoordinatorErrorMessage(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	c := dialRaw(t, addr)
+	find := func(version int16, key string) *kmsg.FindCoordinatorResponse {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.Version = version
+		req.CoordinatorKey, req.CoordinatorKeys = key, []string{key}
+		return c.request(req).(*kmsg.FindCoordinatorResponse)
+	}
+	resp := find(3, "g")
+	wantString(t, "v3 success ErrorMessage", resp.ErrorMessage, "NONE")
+	resp = find(3, "")
+	if resp.ErrorCode != kerr.InvalidRequest.Code || resp.ErrorMessage == nil || *resp.ErrorMessage == "" {
+		t.Fatalf("v3 empty key: %v with message %s, want INVALID_REQUEST with a message", kerr.ErrorForCode(resp.ErrorCode), deref(resp.ErrorMessage))
+	}
+	resp = find(4, "g")
+	wantString(t, "v4 success ErrorMessage", resp.Coordinators[0].ErrorMessage, "")
+	resp = find(6, "")
+	if resp.Coordinators[0].ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("v6 empty key: %v, want INVALID_REQUEST", kerr.ErrorForCode(resp.Coordinators[0].ErrorCode))
+	}
+	wantString(t, "v6 error ErrorMessage", resp.Coordinators[0].ErrorMessage, "")
+}
+
