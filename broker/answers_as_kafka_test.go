@@ -157,3 +157,30 @@ func TestAnswersAsKafkaFindCoordinatorErrorMessage(t *testing.T) {
 	wantString(t, "v6 error ErrorMessage", resp.Coordinators[0].ErrorMessage, "")
 }
 
+// answers-as-kafka: a Produce partition's ErrorMessage is null on success
+// and for errors without a custom message (here CORRUPT_MESSAGE and
+// UNKNOWN_TOPIC_OR_PARTITION), as Kafka's LogAppendResult.errorMessage.
+func TestAnswersAsKafkaProduceErrorMessage(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	c := dialRaw(t, addr)
+	c.createTopics("p")
+	cases := []struct {
+		name  string
+		topic string
+		batch []byte
+		want  int16
+	}{
+		{"success", "p", recordBatch([]int64{1}, 0, nil, false), 0},
+		{"corrupt", "p", recordBatch([]int64{1}, 0, nil, true), kerr.CorruptMessage.Code},
+		{"unknown topic", "nope", recordBatch([]int64{1}, 0, nil, false), kerr.UnknownTopicOrPartition.Code},
+	}
+	for _, tc := range cases {
+		resp := c.request(produceRequest(tc.topic, tc.batch)).(*kmsg.ProduceResponse)
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode != tc.want {
+			t.Fatalf("%s: %v, want %v", tc.name, kerr.ErrorForCode(p.ErrorCode), kerr.ErrorForCode(tc.want))
+		}
+		wantNull(t, tc.name+" ErrorMessage", p.ErrorMessage)
+	}
+}
+
