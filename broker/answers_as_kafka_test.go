@@ -184,3 +184,25 @@ func TestAnswersAsKafkaProduceErrorMessage(t *testing.T) {
 	}
 }
 
+// answers-as-kafka: a CreateTopics v5+ topic that failed answers an empty
+// Configs list, not a null one (the field's default in Kafka).
+func TestAnswersAsKafkaCreateTopicsFailedConfigs(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	c := dialRaw(t, addr)
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Version = 7
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "bad", 0, -1
+	req.Topics = append(req.Topics, rt)
+	resp := c.request(req).(*kmsg.CreateTopicsResponse)
+	st := resp.Topics[0]
+	if st.ErrorCode != kerr.InvalidPartitions.Code {
+		t.Fatalf("answered %v, want INVALID_PARTITIONS", kerr.ErrorForCode(st.ErrorCode))
+	}
+	if st.Configs == nil || len(st.Configs) != 0 {
+		t.Fatalf("failed topic Configs %#v, want an empty list (not null)", st.Configs)
+	}
+	if st.NumPartitions != -1 || st.ReplicationFactor != -1 {
+		t.Fatalf("failed topic: %d partitions, factor %d, want -1 and -1", st.NumPartitions, st.ReplicationFactor)
+	}
+}
