@@ -206,3 +206,21 @@ func TestAnswersAsKafkaCreateTopicsFailedConfigs(t *testing.T) {
 		t.Fatalf("failed topic: %d partitions, factor %d, want -1 and -1", st.NumPartitions, st.ReplicationFactor)
 	}
 }
+
+// answers-as-kafka: with delete.topic.enable=false Kafka fails the whole
+// DeleteTopics request, so each topic's ErrorMessage is null.
+func TestAnswersAsKafkaDeleteTopicsDisabledMessage(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{Props: map[string]string{"delete.topic.enable": "false"}})
+	c := dialRaw(t, addr)
+	c.createTopics("kept")
+	req := kmsg.NewPtrDeleteTopicsRequest()
+	req.Version = 6
+	rt := kmsg.NewDeleteTopicsRequestTopic()
+	rt.Topic = kmsg.StringPtr("kept")
+	req.Topics = append(req.Topics, rt)
+	resp := c.request(req).(*kmsg.DeleteTopicsResponse)
+	if resp.Topics[0].ErrorCode != kerr.TopicDeletionDisabled.Code {
+		t.Fatalf("answered %v, want TOPIC_DELETION_DISABLED", kerr.ErrorForCode(resp.Topics[0].ErrorCode))
+	}
+	wantNull(t, "ErrorMessage", resp.Topics[0].ErrorMessage)
+}
