@@ -224,3 +224,41 @@ func TestAnswersAsKafkaDeleteTopicsDisabledMessage(t *testing.T) {
 	}
 	wantNull(t, "ErrorMessage", resp.Topics[0].ErrorMessage)
 }
+
+// answers-as-kafka: DescribeConfigs answers ErrorMessage "" on success and
+// for an unknown topic (Kafka's ConfigHelper sets none; the default is
+// ""), and an empty ConfigNames list means every config, as null does.
+func TestAnswersAsKafkaDescribeConfigs(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	c := dialRaw(t, addr)
+	c.createTopics("conf")
+	describe := func(topic string, names []string) kmsg.DescribeConfigsResponseResource {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.Version = 4
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName, rr.ConfigNames = kmsg.ConfigResourceTypeTopic, topic, names
+		req.Resources = append(req.Resources, rr)
+		return c.request(req).(*kmsg.DescribeConfigsResponse).Resources[0]
+	}
+	all := describe("conf", nil)
+	wantString(t, "success ErrorMessage", all.ErrorMessage, "")
+	if len(all.Configs) == 0 {
+		t.Fatal("null ConfigNames described no configs")
+	}
+	if empty := describe("conf", []string{}); len(empty.Configs) != len(all.Configs) {
+		t.Fatalf("empty ConfigNames described %d configs, null %d; want the same", len(empty.Configs), len(all.Configs))
+	}
+	for _, cfg := range all.Configs {
+		if cfg.Documentation != nil {
+			t.Fatalf("%s: documentation %q without IncludeDocumentation, want null", cfg.Name, *cfg.Documentation)
+		}
+		if len(cfg.ConfigSynonyms) != 0 { // not nullable: empty on the wire
+			t.Fatalf("%s: synonyms %+v without IncludeSynonyms, want none", cfg.Name, cfg.ConfigSynonyms)
+		}
+	}
+	unknown := describe("nope", nil)
+	if unknown.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("unknown topic answered %v", kerr.ErrorForCode(unknown.ErrorCode))
+	}
+	wantString(t, "unknown topic ErrorMessage", unknown.ErrorMessage, "")
+}
