@@ -262,3 +262,26 @@ func TestAnswersAsKafkaDescribeConfigs(t *testing.T) {
 	}
 	wantString(t, "unknown topic ErrorMessage", unknown.ErrorMessage, "")
 }
+
+// answers-as-kafka: DescribeProducers answers an unknown topic with the
+// error's own message (ApiError(UNKNOWN_TOPIC_OR_PARTITION)) and an
+// unknown partition of a known topic with none.
+func TestAnswersAsKafkaDescribeProducersMessage(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	c := dialRaw(t, addr)
+	c.createTopics("prod")
+	req := kmsg.NewPtrDescribeProducersRequest()
+	for _, name := range []string{"nope", "prod"} {
+		rt := kmsg.NewDescribeProducersRequestTopic()
+		rt.Topic, rt.Partitions = name, []int32{0, 99}
+		req.Topics = append(req.Topics, rt)
+	}
+	resp := c.request(req).(*kmsg.DescribeProducersResponse)
+	unknownTopic, known, unknownPartition := resp.Topics[0].Partitions[0], resp.Topics[1].Partitions[0], resp.Topics[1].Partitions[1]
+	if unknownTopic.ErrorCode != kerr.UnknownTopicOrPartition.Code || unknownPartition.ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("answered %+v", resp.Topics)
+	}
+	wantString(t, "unknown topic ErrorMessage", unknownTopic.ErrorMessage, "This server does not host this topic-partition.")
+	wantNull(t, "unknown partition ErrorMessage", unknownPartition.ErrorMessage)
+	wantNull(t, "success ErrorMessage", known.ErrorMessage)
+}
