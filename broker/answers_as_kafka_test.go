@@ -285,3 +285,19 @@ func TestAnswersAsKafkaDescribeProducersMessage(t *testing.T) {
 	wantNull(t, "unknown partition ErrorMessage", unknownPartition.ErrorMessage)
 	wantNull(t, "success ErrorMessage", known.ErrorMessage)
 }
+
+// answers-as-kafka: a ShareAcknowledge that fails as a whole carries only
+// the code (ShareAcknowledgeRequest.getErrorResponse): ErrorMessage null.
+func TestAnswersAsKafkaShareAcknowledgeTopLevelMessage(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	c := dialRaw(t, addr)
+	req := kmsg.NewPtrShareAcknowledgeRequest()
+	req.Version = 1
+	req.MemberID = kmsg.StringPtr("") // INVALID_REQUEST: empty member ID
+	req.GroupID = kmsg.StringPtr("g")
+	resp := c.request(req).(*kmsg.ShareAcknowledgeResponse)
+	if resp.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("answered %v, want INVALID_REQUEST", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	wantNull(t, "top-level ErrorMessage", resp.ErrorMessage)
+}
