@@ -25,6 +25,10 @@ package broker
 //     and the append, the batch is refused the same way (marker-last).
 //   - LogAppendTime topics stamp the batch with the broker clock and return
 //     that time; CreateTime topics return -1.
+//   - ErrorMessage is null, error or not, except for NOT_ENOUGH_REPLICAS
+//     from a transaction being completed, as in Kafka (answers-as-kafka):
+//     its ReplicaManager fills the message only for per-record validation
+//     errors and for the "unable to verify" translation.
 
 import (
 	"errors"
@@ -78,8 +82,7 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 			default:
 				guard, err := b.checkTxnProduce(p, rp.Records, req.Version)
 				if err != nil {
-					sp.ErrorCode = codeFor(err)
-					sp.ErrorMessage = errMessage(err)
+					sp.ErrorCode, sp.ErrorMessage = codeFor(err), produceErrMessage(err)
 					break
 				}
 				res, err := p.Append(rp.Records, storage.AppendOptions{
@@ -89,8 +92,7 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 					TxnGuard:        guard,
 				})
 				if err != nil {
-					sp.ErrorCode = codeFor(err)
-					sp.ErrorMessage = errMessage(err)
+					sp.ErrorCode, sp.ErrorMessage = codeFor(err), produceErrMessage(err)
 					r.conn.log.Info("produce rejected", attrTopic, p.Topic, attrPartition, p.Index,
 						attrErrorCode, sp.ErrorCode, "err", err)
 					break
@@ -112,6 +114,18 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 		return nil, nil
 	}
 	return resp, nil
+}
+
+// produceErrMessage is a partition's ErrorMessage for err. Kafka's
+// ReplicaManager writes one only when the error carries a custom message
+// (LogAppendResult.hasCustomErrorMessage): per-record validation errors,
+// which we never raise, and NOT_ENOUGH_REPLICAS for a transactional batch
+// it could not verify. Every other error, and success, is null.
+func produceErrMessage(err error) *string {
+	if errors.Is(err, errTxnNotVerified) {
+		return errMessage(err)
+	}
+	return nil
 }
 
 // checkTxnProduce checks a transactional batch with the coordinator and

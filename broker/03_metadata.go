@@ -11,6 +11,11 @@ package broker
 //     partitions; it is answered complete at once, not LEADER_NOT_AVAILABLE.
 //   - An invalid name answers INVALID_TOPIC_EXCEPTION, an unknown one
 //     UNKNOWN_TOPIC_OR_PARTITION, an unknown ID UNKNOWN_TOPIC_ID.
+//   - v8+: IncludeTopicAuthorizedOperations answers every topic operation
+//     for each named topic (an unknown ID excepted, as in Kafka's
+//     KafkaApis); v8-v10: IncludeClusterAuthorizedOperations answers every
+//     cluster operation. There are no ACLs. Otherwise both are INT32_MIN
+//     (answers-as-kafka).
 
 import (
 	"errors"
@@ -20,6 +25,12 @@ import (
 
 	"github.com/sharebroker/sharebroker/storage"
 )
+
+// allTopicOperations is the bit set of every ACL operation on a topic:
+// READ (3), WRITE (4), CREATE (5), DELETE (6), ALTER (7), DESCRIBE (8),
+// DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11), as Kafka reports for a
+// principal allowed everything.
+const allTopicOperations int32 = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
 
 func init() { register(3, 0, 13, handleMetadata) }
 
@@ -32,6 +43,18 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 	resp.Brokers = append(resp.Brokers, broker)
 	resp.ClusterID = &b.cfg.ClusterID
 	resp.ControllerID = b.cfg.NodeID
+	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = clusterOperations
+	}
+	if req.Version >= 8 && req.IncludeTopicAuthorizedOperations {
+		defer func() {
+			for i := range resp.Topics {
+				if resp.Topics[i].ErrorCode != kerr.UnknownTopicID.Code {
+					resp.Topics[i].AuthorizedOperations = allTopicOperations
+				}
+			}
+		}()
+	}
 
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if allTopics {

@@ -18,6 +18,9 @@ package broker
 //     (unknown member UNKNOWN_MEMBER_ID, another epoch STALE_MEMBER_EPOCH),
 //     not for classic ones; a null member ID with a negative epoch is an
 //     admin fetch.
+//   - Metadata is never null: a partition with no commit, or answered with
+//     an error, carries "" (OffsetFetchResponse.NO_METADATA), as in Kafka
+//     (answers-as-kafka).
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -50,6 +53,7 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 					for _, p := range rt.Partitions {
 						fp := kmsg.NewOffsetFetchResponseTopicPartition()
 						fp.Partition, fp.Offset, fp.ErrorCode = p, -1, codeFor(err)
+						fp.Metadata = kmsg.StringPtr("")
 						t.Partitions = append(t.Partitions, fp)
 					}
 					resp.Topics = append(resp.Topics, t)
@@ -140,6 +144,7 @@ func (b *Broker) fetchGroupOffsets(version int16, requireStable bool, rg kmsg.Of
 		for _, p := range rt.Partitions {
 			fp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
 			fp.Partition, fp.Offset, fp.ErrorCode = p, -1, codeFor(storage.ErrUnknownTopicID)
+			fp.Metadata = kmsg.StringPtr("")
 			t.Partitions = append(t.Partitions, fp)
 		}
 		g.Topics = append(g.Topics, t)

@@ -13,6 +13,10 @@ package broker
 //     answers INVALID_REQUEST.
 //   - v0-v3 carry one key and answer one coordinator; v4+ carry many
 //     (CoordinatorKeys) and answer one entry per key.
+//   - ErrorMessage as Kafka's KafkaApis writes it (answers-as-kafka): v1-v3
+//     "NONE" on success (Errors.NONE.message()) and a message on error;
+//     v4+ the empty string for every key, error or not, because Kafka's
+//     batched path never sets it and the field's default is "".
 
 import (
 	"fmt"
@@ -38,6 +42,9 @@ func handleFindCoordinator(b *Broker, r *request) (kmsg.Response, error) {
 	if req.Version < 4 {
 		err := validateCoordinatorKey(req.Version, req.CoordinatorType, req.CoordinatorKey)
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
+		if err == nil {
+			resp.ErrorMessage = kmsg.StringPtr("NONE")
+		}
 		resp.NodeID, resp.Host, resp.Port = b.cfg.NodeID, l.advertiseHost, l.advertisePort
 		if err != nil {
 			resp.NodeID, resp.Host, resp.Port = -1, "", -1
@@ -48,7 +55,7 @@ func handleFindCoordinator(b *Broker, r *request) (kmsg.Response, error) {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
 		err := validateCoordinatorKey(req.Version, req.CoordinatorType, key)
-		c.ErrorCode, c.ErrorMessage = codeFor(err), errMessage(err)
+		c.ErrorCode, c.ErrorMessage = codeFor(err), kmsg.StringPtr("")
 		c.NodeID, c.Host, c.Port = b.cfg.NodeID, l.advertiseHost, l.advertisePort
 		if err != nil {
 			c.NodeID, c.Host, c.Port = -1, "", -1

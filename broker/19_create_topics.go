@@ -16,7 +16,10 @@ package broker
 //   - v5+: a created (or validated) topic reports its partition count,
 //     replication factor and every topic config with its source; v7 adds
 //     the topic ID (zero under ValidateOnly: nothing was created).
-//   - Every error carries an ErrorMessage (v1+).
+//   - Every error carries an ErrorMessage (v1+); success a null one.
+//   - v5+: a topic that failed answers an empty Configs list, never a null
+//     one, and -1 partitions and replication factor, as Kafka's controller
+//     does (answers-as-kafka).
 
 import (
 	"fmt"
@@ -54,7 +57,7 @@ func handleCreateTopics(b *Broker, r *request) (kmsg.Response, error) {
 		if err != nil {
 			st.ErrorCode, st.ErrorMessage = codeFor(err), errMessage(err)
 			st.NumPartitions, st.ReplicationFactor = -1, -1
-			st.Configs, st.TopicID = nil, [16]byte{}
+			st.Configs, st.TopicID = []kmsg.CreateTopicsResponseTopicConfig{}, [16]byte{}
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

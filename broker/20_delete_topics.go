@@ -9,7 +9,9 @@ package broker
 //     twice INVALID_REQUEST (once).
 //   - With delete.topic.enable=false every topic answers
 //     TOPIC_DELETION_DISABLED, or INVALID_REQUEST before v3 (that code did
-//     not exist yet), as Kafka's ControllerApis.deleteTopics does.
+//     not exist yet), as Kafka's ControllerApis.deleteTopics does. Kafka
+//     fails the whole request there, so the ErrorMessage is null
+//     (answers-as-kafka).
 //   - A deleted topic's records are gone at once; its name can be reused.
 //   - ErrorMessage from v5; TopicID in the answer from v6.
 
@@ -81,6 +83,9 @@ func handleDeleteTopics(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		if err != nil {
 			st.ErrorCode, st.ErrorMessage = codeFor(err), errMessage(err)
+			if !b.cfg.props.bool("delete.topic.enable") {
+				st.ErrorMessage = nil
+			}
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

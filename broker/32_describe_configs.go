@@ -15,8 +15,11 @@ package broker
 //   - Other resource types answer INVALID_REQUEST; an unknown topic
 //     UNKNOWN_TOPIC_OR_PARTITION, an invalid topic name
 //     INVALID_TOPIC_EXCEPTION.
-//   - ConfigNames null means all; named configs we do not know are left
-//     out, as Kafka does.
+//   - ConfigNames null or empty means all, as in Kafka's ConfigHelper;
+//     named configs we do not know are left out, as Kafka does.
+//   - ErrorMessage is "" on success and for an unknown topic (Kafka sets
+//     none there and the field's default is ""), a message for the other
+//     errors (answers-as-kafka).
 //   - IncludeSynonyms lists, in order of precedence, every place that can
 //     supply the value (the override, the static broker setting, the
 //     default) under its own property name.
@@ -24,6 +27,7 @@ package broker
 //   - Nothing is sensitive.
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -42,13 +46,17 @@ func handleDescribeConfigs(b *Broker, r *request) (kmsg.Response, error) {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
 		entries, err := b.describeResource(rr.ResourceType, rr.ResourceName)
+		sr.ErrorMessage = kmsg.StringPtr("")
 		if err != nil {
-			sr.ErrorCode, sr.ErrorMessage = codeFor(err), errMessage(err)
+			sr.ErrorCode = codeFor(err)
+			if !errors.Is(err, storage.ErrUnknownTopic) {
+				sr.ErrorMessage = errMessage(err)
+			}
 			resp.Resources = append(resp.Resources, sr)
 			continue
 		}
 		for _, e := range entries {
-			if rr.ConfigNames != nil && !slices.Contains(rr.ConfigNames, e.prop.name) {
+			if len(rr.ConfigNames) > 0 && !slices.Contains(rr.ConfigNames, e.prop.name) {
 				continue
 			}
 			sr.Configs = append(sr.Configs, describedConfig(req, e))

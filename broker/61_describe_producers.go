@@ -6,7 +6,9 @@ package broker
 //     producer ID, epoch, last sequence, last timestamp and the first
 //     offset of its open transaction, -1 if none (describe-producers).
 //     CoordinatorEpoch is always 0, the one coordinator epoch we have.
-//   - An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION.
+//   - An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION;
+//     for an unknown topic with the error's own message, for an unknown
+//     partition with none, as Kafka does (answers-as-kafka).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -27,6 +29,13 @@ func handleDescribeProducers(b *Broker, r *request) (kmsg.Response, error) {
 			sp.Partition = p
 			if t == nil || t.Partition(p) == nil {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+				if t == nil {
+					// Kafka's KafkaApis answers an unknown topic with
+					// ApiError(UNKNOWN_TOPIC_OR_PARTITION), whose message is
+					// the error's own; an unknown partition of a known topic
+					// comes from ReplicaManager with none (answers-as-kafka).
+					sp.ErrorMessage = kmsg.StringPtr(kerr.UnknownTopicOrPartition.Description)
+				}
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}

@@ -18,6 +18,9 @@ package broker
 //     member that renewed can compute its new deadline.
 //   - Kafka checks neither that the group exists nor that the member is in
 //     it; ownership of records is by member ID.
+//   - A top-level error has a null ErrorMessage: Kafka answers those with
+//     ShareAcknowledgeRequest.getErrorResponse, which sets only the code
+//     (answers-as-kafka). Partition errors carry a message.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -29,7 +32,7 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareAcknowledgeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareAcknowledgeResponse)
 	fail := func(err error) (kmsg.Response, error) {
-		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
+		resp.ErrorCode = codeFor(err)
 		return resp, nil
 	}
 	if err := validateShareIDs(req.GroupID, req.MemberID); err != nil {
