@@ -35,6 +35,9 @@ package broker
 //     has records, an error, an acknowledgement result, or was added since
 //     the last answer; a full answer (epoch 0) lists every one.
 //   - AcquisitionLockTimeoutMs is the group's share.record.lock.duration.ms.
+//   - A top-level error has a null ErrorMessage: Kafka answers those with
+//     ShareFetchRequest.getErrorResponse, which sets only the code
+//     (answers-as-kafka). Partition errors carry a message.
 //   - With share.isolation.level=read_committed records are acquired only
 //     below the last stable offset, and batches of aborted transactions
 //     are archived as they are acquired (share-read-committed).
@@ -69,7 +72,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareFetchRequest)
 	resp := &shareFetchResponse{ShareFetchResponse: *req.ResponseKind().(*kmsg.ShareFetchResponse)}
 	fail := func(err error) (kmsg.Response, error) {
-		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
+		resp.ErrorCode = codeFor(err) // and a null ErrorMessage, as in Kafka
 		return resp, nil
 	}
 	if err := validateShareIDs(req.GroupID, req.MemberID); err != nil {

@@ -301,3 +301,20 @@ func TestAnswersAsKafkaShareAcknowledgeTopLevelMessage(t *testing.T) {
 	}
 	wantNull(t, "top-level ErrorMessage", resp.ErrorMessage)
 }
+
+// answers-as-kafka: a ShareFetch top-level error carries only the code
+// (ShareFetchRequest.getErrorResponse): ErrorMessage null.
+func TestAnswersAsKafkaShareFetchTopLevelMessage(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	c := dialRaw(t, addr)
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version = 1
+	req.MemberID = kmsg.StringPtr("") // INVALID_REQUEST: empty member ID
+	req.GroupID = kmsg.StringPtr("g")
+	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 0, 1, 1<<20, 10, 10
+	resp := c.request(req).(*kmsg.ShareFetchResponse)
+	if resp.ErrorCode != kerr.InvalidRequest.Code {
+		t.Fatalf("answered %v, want INVALID_REQUEST", kerr.ErrorForCode(resp.ErrorCode))
+	}
+	wantNull(t, "top-level ErrorMessage", resp.ErrorMessage)
+}
