@@ -286,35 +286,29 @@ func TestAnswersAsKafkaDescribeProducersMessage(t *testing.T) {
 	wantNull(t, "success ErrorMessage", known.ErrorMessage)
 }
 
-// answers-as-kafka: a ShareAcknowledge that fails as a whole carries only
-// the code (ShareAcknowledgeRequest.getErrorResponse): ErrorMessage null.
-func TestAnswersAsKafkaShareAcknowledgeTopLevelMessage(t *testing.T) {
+// answers-as-kafka: a ShareFetch or ShareAcknowledge that fails as a
+// whole carries only the code (their getErrorResponse): ErrorMessage null.
+func TestAnswersAsKafkaShareTopLevelMessage(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{})
 	c := dialRaw(t, addr)
-	req := kmsg.NewPtrShareAcknowledgeRequest()
-	req.Version = 1
-	req.MemberID = kmsg.StringPtr("") // INVALID_REQUEST: empty member ID
-	req.GroupID = kmsg.StringPtr("g")
-	resp := c.request(req).(*kmsg.ShareAcknowledgeResponse)
-	if resp.ErrorCode != kerr.InvalidRequest.Code {
-		t.Fatalf("answered %v, want INVALID_REQUEST", kerr.ErrorForCode(resp.ErrorCode))
+	// An empty member ID is INVALID_REQUEST for both.
+	ack := kmsg.NewPtrShareAcknowledgeRequest()
+	ack.Version = 1
+	ack.GroupID, ack.MemberID = kmsg.StringPtr("g"), kmsg.StringPtr("")
+	fetch := kmsg.NewPtrShareFetchRequest()
+	fetch.Version = 1
+	fetch.GroupID, fetch.MemberID = kmsg.StringPtr("g"), kmsg.StringPtr("")
+	fetch.MinBytes, fetch.MaxBytes, fetch.MaxRecords, fetch.BatchSize = 1, 1<<20, 10, 10
+	ackResp := c.request(ack).(*kmsg.ShareAcknowledgeResponse)
+	fetchResp := c.request(fetch).(*kmsg.ShareFetchResponse)
+	for _, r := range []struct {
+		name    string
+		code    int16
+		message *string
+	}{{"ShareAcknowledge", ackResp.ErrorCode, ackResp.ErrorMessage}, {"ShareFetch", fetchResp.ErrorCode, fetchResp.ErrorMessage}} {
+		if r.code != kerr.InvalidRequest.Code {
+			t.Fatalf("%s answered %v, want INVALID_REQUEST", r.name, kerr.ErrorForCode(r.code))
+		}
+		wantNull(t, r.name+" top-level ErrorMessage", r.message)
 	}
-	wantNull(t, "top-level ErrorMessage", resp.ErrorMessage)
-}
-
-// answers-as-kafka: a ShareFetch top-level error carries only the code
-// (ShareFetchRequest.getErrorResponse): ErrorMessage null.
-func TestAnswersAsKafkaShareFetchTopLevelMessage(t *testing.T) {
-	_, addr := startBroker(t, broker.Config{})
-	c := dialRaw(t, addr)
-	req := kmsg.NewPtrShareFetchRequest()
-	req.Version = 1
-	req.MemberID = kmsg.StringPtr("") // INVALID_REQUEST: empty member ID
-	req.GroupID = kmsg.StringPtr("g")
-	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 0, 1, 1<<20, 10, 10
-	resp := c.request(req).(*kmsg.ShareFetchResponse)
-	if resp.ErrorCode != kerr.InvalidRequest.Code {
-		t.Fatalf("answered %v, want INVALID_REQUEST", kerr.ErrorForCode(resp.ErrorCode))
-	}
-	wantNull(t, "top-level ErrorMessage", resp.ErrorMessage)
 }

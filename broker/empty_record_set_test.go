@@ -57,24 +57,31 @@ func newEmptySetEnv(t *testing.T, valueBytes int, cfg broker.Config) (*emptySetE
 	return &emptySetEnv{t: t, c: c, topicID: cresp.Topics[0].TopicID}, b
 }
 
-// fetch sends a Fetch at version v for p0 from offset 0 (the record), p1
-// from 0 (nothing yet), p2 from 100 (out of range) and p7 (no such
-// partition), and returns the partitions of the answer by index.
-func (e *emptySetEnv) fetch(v int16) map[int32]kmsg.FetchResponseTopicPartition {
+// fetchResp sends a Fetch at version v for the partitions of "e" named in
+// from, each from its offset, and returns the answer.
+func (e *emptySetEnv) fetchResp(v int16, from map[int32]int64) *kmsg.FetchResponse {
 	e.t.Helper()
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(v)
 	req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 50<<20, -1
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic, rt.TopicID = "e", e.topicID
-	for _, po := range [][2]int64{{0, 0}, {1, 0}, {2, 100}, {7, 0}} {
+	for p, offset := range from {
 		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset = int32(po[0]), po[1]
+		rp.Partition, rp.FetchOffset = p, offset
 		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = 10<<20, -1
 		rt.Partitions = append(rt.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, rt)
-	resp := e.c.request(req).(*kmsg.FetchResponse)
+	return e.c.request(req).(*kmsg.FetchResponse)
+}
+
+// fetch sends a Fetch at version v for p0 from offset 0 (the record), p1
+// from 0 (nothing yet), p2 from 100 (out of range) and p7 (no such
+// partition), and returns the partitions of the answer by index.
+func (e *emptySetEnv) fetch(v int16) map[int32]kmsg.FetchResponseTopicPartition {
+	e.t.Helper()
+	resp := e.fetchResp(v, map[int32]int64{0: 0, 1: 0, 2: 100, 7: 0})
 	if len(resp.Topics) != 1 {
 		e.t.Fatalf("fetch v%d: %d topics, want 1", v, len(resp.Topics))
 	}
@@ -130,9 +137,9 @@ func TestFetchEmptyRecordSetSpliced(t *testing.T) {
 	}
 }
 
-// shareFetch has member m1 fetch all three partitions at version v in a
-// new share session and returns the partitions of the answer by index.
-func (e *emptySetEnv) shareFetch(v int16, member string) map[int32]kmsg.ShareFetchResponseTopicPartition {
+// shareFetchResp has member fetch all three partitions at version v in a
+// new share session and returns the answer.
+func (e *emptySetEnv) shareFetchResp(v int16, member string) *kmsg.ShareFetchResponse {
 	e.t.Helper()
 	req := kmsg.NewPtrShareFetchRequest()
 	req.Version = v
@@ -146,7 +153,14 @@ func (e *emptySetEnv) shareFetch(v int16, member string) map[int32]kmsg.ShareFet
 		tp.Partitions = append(tp.Partitions, rp)
 	}
 	req.Topics = append(req.Topics, tp)
-	resp := e.c.request(req).(*kmsg.ShareFetchResponse)
+	return e.c.request(req).(*kmsg.ShareFetchResponse)
+}
+
+// shareFetch is shareFetchResp expecting no top-level error; it returns
+// the partitions of the answer by index.
+func (e *emptySetEnv) shareFetch(v int16, member string) map[int32]kmsg.ShareFetchResponseTopicPartition {
+	e.t.Helper()
+	resp := e.shareFetchResp(v, member)
 	wantCode(e.t, fmt.Sprintf("share fetch v%d", v), resp.ErrorCode, nil)
 	out := make(map[int32]kmsg.ShareFetchResponseTopicPartition)
 	for _, t := range resp.Topics {
@@ -207,18 +221,7 @@ func TestFaultAnswersEmptyRecordSet(t *testing.T) {
 		}
 	}
 
-	req := kmsg.NewPtrFetchRequest()
-	req.SetVersion(12)
-	req.ReplicaID, req.MaxBytes, req.SessionEpoch = -1, 1<<20, -1
-	rt := kmsg.NewFetchRequestTopic()
-	rt.Topic = "e"
-	for p := range int32(3) {
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = p, 1<<20, -1
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	req.Topics = append(req.Topics, rt)
-	fresp := e.c.request(req).(*kmsg.FetchResponse)
+	fresp := e.fetchResp(12, map[int32]int64{0: 0, 1: 0, 2: 0})
 	wantCode(t, "injected fetch", fresp.ErrorCode, kerr.NotLeaderForPartition)
 	if len(fresp.Topics) != 1 || len(fresp.Topics[0].Partitions) != 3 {
 		t.Fatalf("injected fetch: topics %+v, want the request's three partitions mirrored", fresp.Topics)
@@ -229,19 +232,7 @@ func TestFaultAnswersEmptyRecordSet(t *testing.T) {
 		}
 	}
 
-	sreq := kmsg.NewPtrShareFetchRequest()
-	sreq.Version = 2
-	sreq.GroupID, sreq.MemberID = kmsg.StringPtr("g"), kmsg.StringPtr("m1")
-	sreq.MinBytes, sreq.MaxBytes, sreq.MaxRecords, sreq.BatchSize = 1, 1<<20, 500, 500
-	st := kmsg.NewShareFetchRequestTopic()
-	st.TopicID = e.topicID
-	for p := range int32(3) {
-		sp := kmsg.NewShareFetchRequestTopicPartition()
-		sp.Partition = p
-		st.Partitions = append(st.Partitions, sp)
-	}
-	sreq.Topics = append(sreq.Topics, st)
-	sresp := e.c.request(sreq).(*kmsg.ShareFetchResponse)
+	sresp := e.shareFetchResp(2, "m1")
 	wantCode(t, "injected share fetch", sresp.ErrorCode, kerr.NotLeaderForPartition)
 	if len(sresp.Topics) != 1 || len(sresp.Topics[0].Partitions) != 3 {
 		t.Fatalf("injected share fetch: topics %+v, want the request's three partitions mirrored", sresp.Topics)
