@@ -20,9 +20,10 @@ import (
 // startDeadline bounds one start: exec to first answered ApiVersions.
 const startDeadline = 10 * time.Second
 
-// BenchmarkStartup builds cmd/sharebroker (CGO_ENABLED=0, as the image is
-// built) and, per op, execs it on a free loopback port and polls that port
-// until an ApiVersions request is answered.
+// BenchmarkStartup builds cmd/sharebroker and bench/kfakebroker (kfake as
+// a one-broker program; both CGO_ENABLED=0, as the image is built) and,
+// per op, execs one on a free loopback port and polls that port until an
+// ApiVersions request is answered.
 //
 // Metrics:
 //   - ms/start: from exec to the first ApiVersions response, mean over ops.
@@ -31,18 +32,37 @@ const startDeadline = 10 * time.Second
 //
 // ns/op also counts killing and reaping the process.
 func BenchmarkStartup(b *testing.B) {
-	b.StopTimer()
-	bin, err := buildBroker()
-	if err != nil {
-		b.Fatal(err)
+	for _, p := range []struct {
+		name string
+		pkg  string
+		args func(addr string) []string
+	}{
+		{"sharebroker", "github.com/sharebroker/sharebroker/cmd/sharebroker", func(addr string) []string {
+			return []string{"serve", "--listen", addr, "--log-level", "error"}
+		}},
+		{"kfake", "github.com/sharebroker/sharebroker/bench/kfakebroker", func(addr string) []string {
+			return []string{"-listen", addr}
+		}},
+	} {
+		b.Run(p.name, func(b *testing.B) {
+			b.StopTimer()
+			bin, err := buildProgram(p.pkg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchStartup(b, bin, p.args)
+		})
 	}
+}
+
+func benchStartup(b *testing.B, bin string, args func(addr string) []string) {
 	probe := appendFrame(nil, kmsg.NewPtrApiVersionsRequest())
 
 	var total time.Duration
 	var maxRSS int64 = -1
 	b.StartTimer()
 	for i := 0; i < b.N; i++ {
-		d, rss, err := startOnce(bin, probe)
+		d, rss, err := startOnce(bin, args, probe)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -56,29 +76,41 @@ func BenchmarkStartup(b *testing.B) {
 	}
 }
 
-// The binary is built once per test process (the benchmark function runs
+// Each program is built once per test process (a benchmark function runs
 // once per b.N it tries) into buildDir, which TestMain removes.
 var (
-	buildOnce sync.Once
+	buildMu   sync.Mutex
 	buildDir  string
-	buildBin  string
-	buildErr  error
+	buildBins = map[string]string{} // package path -> binary
 )
 
 func buildBroker() (string, error) {
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "sharebroker-bench-")
-		if buildErr != nil {
-			return
+	return buildProgram("github.com/sharebroker/sharebroker/cmd/sharebroker")
+}
+
+// buildProgram builds the main package pkg (CGO_ENABLED=0) once and
+// returns the binary's path.
+func buildProgram(pkg string) (string, error) {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if bin, ok := buildBins[pkg]; ok {
+		return bin, nil
+	}
+	if buildDir == "" {
+		dir, err := os.MkdirTemp("", "sharebroker-bench-")
+		if err != nil {
+			return "", err
 		}
-		buildBin = filepath.Join(buildDir, "sharebroker")
-		cmd := exec.Command("go", "build", "-trimpath", "-o", buildBin, "github.com/sharebroker/sharebroker/cmd/sharebroker")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	return buildBin, buildErr
+		buildDir = dir
+	}
+	bin := filepath.Join(buildDir, filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-trimpath", "-o", bin, pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, out)
+	}
+	buildBins[pkg] = bin
+	return bin, nil
 }
 
 // TestMain removes the binary buildBroker built. With kfakeChildEnv set it
@@ -101,12 +133,12 @@ var errPortTaken = errors.New("broker exited before answering")
 // startOnce starts the binary, retrying on a fresh port when it exits early,
 // and returns the time to the first answer and the RSS after it (-1 when
 // unknown). The process is killed before returning.
-func startOnce(bin string, probe []byte) (time.Duration, int64, error) {
+func startOnce(bin string, args func(addr string) []string, probe []byte) (time.Duration, int64, error) {
 	var err error
 	for attempt := 0; attempt < 5; attempt++ {
 		var d time.Duration
 		var rss int64
-		d, rss, err = startOnPort(bin, probe)
+		d, rss, err = startOnPort(bin, args, probe)
 		if !errors.Is(err, errPortTaken) {
 			return d, rss, err
 		}
@@ -114,12 +146,12 @@ func startOnce(bin string, probe []byte) (time.Duration, int64, error) {
 	return 0, -1, err
 }
 
-func startOnPort(bin string, probe []byte) (time.Duration, int64, error) {
+func startOnPort(bin string, args func(addr string) []string, probe []byte) (time.Duration, int64, error) {
 	addr, err := freeLoopbackAddr()
 	if err != nil {
 		return 0, -1, err
 	}
-	cmd := exec.Command(bin, "serve", "--listen", addr, "--log-level", "error")
+	cmd := exec.Command(bin, args(addr)...)
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return 0, -1, fmt.Errorf("exec %s: %w", bin, err)
