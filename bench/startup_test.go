@@ -38,7 +38,7 @@ func BenchmarkStartup(b *testing.B) {
 		args func(addr string) []string
 	}{
 		{"sharebroker", "github.com/sharebroker/sharebroker/cmd/sharebroker", func(addr string) []string {
-			return []string{"serve", "--listen", addr, "--log-level", "error"}
+			return []string{"serve", "--listen", addr, "--http", "127.0.0.1:0", "--log-level", "error"}
 		}},
 		{"kfake", "github.com/sharebroker/sharebroker/bench/kfakebroker", func(addr string) []string {
 			return []string{"-listen", addr}

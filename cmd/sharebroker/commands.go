@@ -149,6 +149,11 @@ func runServe(ctx context.Context, logOut io.Writer, f serveFlags) error {
 	if err := b.Start(); err != nil {
 		return err
 	}
+	// The broker serves; the pages only start-up used need not stay
+	// resident. Failing to release them costs memory, nothing else.
+	if _, err := releaseStartupPages(); err != nil {
+		cfg.Logger.Debug("start-up pages stay mapped", "err", err)
+	}
 	<-ctx.Done()
 	cfg.Logger.Info("shutting down", "grace", shutdownGrace)
 	closeCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
