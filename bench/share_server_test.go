@@ -46,7 +46,9 @@ import (
 //     heartbeats and metadata included.
 //   - RSS-produced-KB, RSS-consumed-KB: the broker's VmRSS after the
 //     preload and after the consumer accepted everything; HWM-KB: its
-//     VmHWM (peak RSS) then. The largest over ops.
+//     VmHWM (peak RSS) then; anon-consumed-KB: the anonymous part
+//     (RssAnon: heap, stacks, records) of RSS-consumed, the rest being
+//     the executable's pages. The largest over ops.
 func BenchmarkShareServer(b *testing.B) {
 	for _, p := range processPeers {
 		b.Run(p.name, func(b *testing.B) { benchShareServer(b, p) })
@@ -71,6 +73,7 @@ func benchShareServer(b *testing.B, p processPeer) {
 		read, bytesRead   int64
 		rssProduced       int64
 		rssConsumed, hwm  int64
+		anonConsumed      int64
 	)
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
@@ -87,6 +90,7 @@ func benchShareServer(b *testing.B, p processPeer) {
 			client += processCPU() - cpu0
 			serverCPU += child.cpu(b) - srv0
 			rssConsumed = max(rssConsumed, child.statusKB(b, "VmRSS"))
+			anonConsumed = max(anonConsumed, child.statusKB(b, "RssAnon"))
 			hwm = max(hwm, child.statusKB(b, "VmHWM"))
 		})
 		elapsed += res.lastAt.Sub(start)
@@ -108,6 +112,7 @@ func benchShareServer(b *testing.B, p processPeer) {
 	b.ReportMetric(float64(rssProduced), "RSS-produced-KB")
 	b.ReportMetric(float64(rssConsumed), "RSS-consumed-KB")
 	b.ReportMetric(float64(hwm), "HWM-KB")
+	b.ReportMetric(float64(anonConsumed), "anon-consumed-KB")
 }
 
 // childBroker is a broker process this benchmark started.
