@@ -339,7 +339,7 @@ func TestBadInput(t *testing.T) {
 		{
 			name: "ApiVersions at an unknown version",
 			run: func(t *testing.T, c *rawConn) {
-				c.corr = 41
+				c.Corr = 41
 				c.write(sized(append(rawHeader(18, 999, 41), 0, 0, 0)))
 				resp := kmsg.NewPtrApiVersionsResponse()
 				resp.Version = 0
@@ -540,7 +540,7 @@ func (c *rawConn) awaitCorrelation(corr int32) bool {
 	c.t.Helper()
 	for {
 		c.nc.SetReadDeadline(time.Now().Add(ioTimeout))
-		body, err := wire.ReadFrame(c.nc, c.limit)
+		body, err := wire.ReadFrame(c.nc, c.Limit)
 		switch {
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
 			return false
