@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +20,7 @@ import (
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/internal/clientframes"
+	"github.com/sharebroker/sharebroker/internal/rawconn"
 	"github.com/sharebroker/sharebroker/wire"
 )
 
@@ -424,7 +422,7 @@ func TestBadInputStormKeepsServing(t *testing.T) {
 					errs <- err
 					return
 				}
-				if n, err := nc.Read(make([]byte, 16)); n != 0 || !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+				if n, err := nc.Read(make([]byte, 16)); n != 0 || !rawconn.IsClosed(err) {
 					errs <- fmt.Errorf("input %x: read %d bytes, %v; want the connection closed", in[:min(len(in), 16)], n, err)
 				}
 			}()
@@ -542,7 +540,7 @@ func (c *rawConn) awaitCorrelation(corr int32) bool {
 		c.nc.SetReadDeadline(time.Now().Add(ioTimeout))
 		body, err := wire.ReadFrame(c.nc, c.Limit)
 		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		case rawconn.IsClosed(err):
 			return false
 		case err != nil:
 			c.t.Errorf("waiting for correlation ID %d: %v", corr, err)

@@ -36,14 +36,14 @@ func benchShareFetch() *shareFetchResponse {
 // benchFetch is a Fetch answer of 10 topics of 100 partitions, all clean.
 func benchFetch() *fetchResponse {
 	r := &fetchResponse{FetchResponse: *kmsg.NewPtrFetchResponse()}
-	for range 10 {
-		t := kmsg.NewFetchResponseTopic()
-		for pi := range int32(100) {
-			p := kmsg.NewFetchResponseTopicPartition()
-			p.Partition = pi
-			t.Partitions = append(t.Partitions, p)
+	r.Topics = make([]kmsg.FetchResponseTopic, 10)
+	for i := range r.Topics {
+		r.Topics[i].Default()
+		r.Topics[i].Partitions = make([]kmsg.FetchResponseTopicPartition, 100)
+		for p := range r.Topics[i].Partitions {
+			r.Topics[i].Partitions[p].Default()
+			r.Topics[i].Partitions[p].Partition = int32(p)
 		}
-		r.Topics = append(r.Topics, t)
 	}
 	return r
 }

@@ -2,9 +2,7 @@ package conformance_test
 
 import (
 	"errors"
-	"io"
 	"net"
-	"syscall"
 	"testing"
 	"time"
 
@@ -25,7 +23,7 @@ func rawRequest(t testing.TB, addr string, req kmsg.Request) (kmsg.Response, str
 	switch {
 	case err == nil:
 		return resp, ""
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+	case rawconn.IsClosed(err):
 		return nil, "connection closed"
 	case errors.As(err, &ne) && ne.Timeout():
 		return nil, "no answer"

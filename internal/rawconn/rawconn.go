@@ -141,12 +141,18 @@ func (c *Conn) ExpectClosed() {
 			c.t.Fatalf("got %d bytes instead of a closed connection: %x", n, buf[:n])
 		}
 		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
+		case IsClosed(err):
 			return
 		case err != nil:
 			c.t.Fatalf("connection not closed: %v", err)
 		}
 	}
+}
+
+// IsClosed reports whether a read failed because the broker closed or
+// reset the connection, mid-frame included.
+func IsClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // ExpectOpen proves the connection still works with an ApiVersions round
