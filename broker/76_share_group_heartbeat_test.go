@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/testadmin"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
@@ -32,26 +33,10 @@ func heartbeat(t *testing.T, ctx context.Context, cl *kgo.Client, groupID string
 	return resp
 }
 
-func assignedCount(resp *kmsg.ShareGroupHeartbeatResponse) int {
-	n := 0
-	if resp.Assignment != nil {
-		for _, tp := range resp.Assignment.TopicPartitions {
-			n += len(tp.Partitions)
-		}
-	}
-	return n
-}
-
-func describeShareGroup(t *testing.T, ctx context.Context, cl *kgo.Client, groupID string) kmsg.ShareGroupDescribeResponseGroup {
-	t.Helper()
-	req := kmsg.NewPtrShareGroupDescribeRequest()
-	req.GroupIDs = []string{groupID}
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil || len(resp.Groups) != 1 {
-		t.Fatalf("describe: %v %+v", err, resp)
-	}
-	return resp.Groups[0]
-}
+var (
+	assignedCount      = testadmin.AssignedCount
+	describeShareGroup = testadmin.DescribeShareGroup
+)
 
 func listShareGroups(t *testing.T, ctx context.Context, cl *kgo.Client, states, types []string) []string {
 	t.Helper()

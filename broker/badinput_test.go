@@ -4,15 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,6 +20,7 @@ import (
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/internal/clientframes"
+	"github.com/sharebroker/sharebroker/internal/rawconn"
 	"github.com/sharebroker/sharebroker/wire"
 )
 
@@ -339,7 +337,7 @@ func TestBadInput(t *testing.T) {
 		{
 			name: "ApiVersions at an unknown version",
 			run: func(t *testing.T, c *rawConn) {
-				c.corr = 41
+				c.Corr = 41
 				c.write(sized(append(rawHeader(18, 999, 41), 0, 0, 0)))
 				resp := kmsg.NewPtrApiVersionsResponse()
 				resp.Version = 0
@@ -424,7 +422,7 @@ func TestBadInputStormKeepsServing(t *testing.T) {
 					errs <- err
 					return
 				}
-				if n, err := nc.Read(make([]byte, 16)); n != 0 || !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+				if n, err := nc.Read(make([]byte, 16)); n != 0 || !rawconn.IsClosed(err) {
 					errs <- fmt.Errorf("input %x: read %d bytes, %v; want the connection closed", in[:min(len(in), 16)], n, err)
 				}
 			}()
@@ -540,9 +538,9 @@ func (c *rawConn) awaitCorrelation(corr int32) bool {
 	c.t.Helper()
 	for {
 		c.nc.SetReadDeadline(time.Now().Add(ioTimeout))
-		body, err := wire.ReadFrame(c.nc, c.limit)
+		body, err := wire.ReadFrame(c.nc, c.Limit)
 		switch {
-		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
+		case rawconn.IsClosed(err):
 			return false
 		case err != nil:
 			c.t.Errorf("waiting for correlation ID %d: %v", corr, err)

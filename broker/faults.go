@@ -158,19 +158,22 @@ func (c *conn) dispatch(a *api, r *request) (kmsg.Response, error) {
 // top of this file.
 func faultResponse(req kmsg.Request, code int16) kmsg.Response {
 	resp := req.ResponseKind()
-	mirror(reflect.ValueOf(resp).Elem(), reflect.ValueOf(req).Elem())
-	// Try each depth in turn; an ErrorCode field that the request's version
-	// does not encode is lost in an encode/decode round trip, which is how
-	// we learn which fields exist at that version without a table.
-	for depth := 0; depth < 4; depth++ {
-		if setErrorCodes(reflect.ValueOf(resp).Elem(), depth, code) == 0 {
+	v := reflect.ValueOf(resp).Elem()
+	mirror(v, reflect.ValueOf(req).Elem())
+	plan := errorCodePlanOf(v.Type())
+	// Try each depth that has an ErrorCode, shallowest first; one that the
+	// request's version does not encode is lost in an encode/decode round
+	// trip, which is how we learn which fields exist at that version
+	// without a table.
+	for depth := 0; plan.depths>>depth != 0; depth++ {
+		if !plan.hasDepth(depth) || plan.setAt(v, depth, code) == 0 {
 			continue
 		}
 		check := req.ResponseKind()
-		if check.ReadFrom(resp.AppendTo(nil)) == nil && countErrorCodes(reflect.ValueOf(check).Elem(), depth, code) > 0 {
+		if check.ReadFrom(resp.AppendTo(nil)) == nil && plan.countAt(reflect.ValueOf(check).Elem(), depth, code) > 0 {
 			return resp
 		}
-		setErrorCodes(reflect.ValueOf(resp).Elem(), depth, 0)
+		plan.setAt(v, depth, 0)
 	}
 	return resp
 }
@@ -247,51 +250,6 @@ func isScalar(t reflect.Type) bool {
 		return t.Elem().Kind() == reflect.Uint8 // topic IDs
 	case reflect.Pointer:
 		return t.Elem().Kind() == reflect.String
-	}
-	return false
-}
-
-// setErrorCodes sets ErrorCode on every struct depth lists below v and
-// returns how many it set.
-func setErrorCodes(v reflect.Value, depth int, code int16) int {
-	return walkErrorCodes(v, depth, func(f reflect.Value) bool { f.SetInt(int64(code)); return true })
-}
-
-func countErrorCodes(v reflect.Value, depth int, code int16) int {
-	return walkErrorCodes(v, depth, func(f reflect.Value) bool { return f.Int() == int64(code) })
-}
-
-func walkErrorCodes(v reflect.Value, depth int, fn func(reflect.Value) bool) int {
-	if depth == 0 {
-		if f := v.FieldByName("ErrorCode"); f.IsValid() && f.Kind() == reflect.Int16 && fn(f) {
-			return 1
-		}
-		return 0
-	}
-	n := 0
-	for i := range v.NumField() {
-		f := v.Field(i)
-		if f.Kind() != reflect.Slice || f.Type().Elem().Kind() != reflect.Struct {
-			continue
-		}
-		for j := range f.Len() {
-			n += walkErrorCodes(f.Index(j), depth-1, fn)
-		}
-	}
-	return n
-}
-
-// hasErrorCode reports whether a response type carries an ErrorCode
-// anywhere, so a fault for it can answer.
-func hasErrorCode(t reflect.Type) bool {
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if f.Name == "ErrorCode" && f.Type.Kind() == reflect.Int16 {
-			return true
-		}
-		if f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct && hasErrorCode(f.Type.Elem()) {
-			return true
-		}
 	}
 	return false
 }
@@ -394,7 +352,7 @@ func newFault(in FaultJSON) (*fault, error) {
 	kinds := 0
 	if in.ErrorCode != 0 {
 		kinds++
-		if !hasErrorCode(reflect.TypeOf(kmsg.RequestForKey(f.apiKey).ResponseKind()).Elem()) {
+		if errorCodePlanOf(reflect.TypeOf(kmsg.RequestForKey(f.apiKey).ResponseKind()).Elem()).empty() {
 			return nil, fmt.Errorf("api_key %d (%s): its response has no error code to set", f.apiKey, kmsg.NameForKey(f.apiKey))
 		}
 	}

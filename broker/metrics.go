@@ -7,7 +7,6 @@ import (
 	"os"
 	"reflect"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -190,7 +189,7 @@ func responseCode(resp kmsg.Response) string {
 		return "0"
 	}
 	var s codeScan
-	planFor(v.Elem().Type()).scan(v.Elem(), &s)
+	errorCodePlanOf(v.Elem().Type()).scan(v.Elem(), &s)
 	switch {
 	case s.mixed:
 		return codeMixed
@@ -198,89 +197,6 @@ func responseCode(resp kmsg.Response) string {
 		return "0"
 	}
 	return strconv.Itoa(int(s.first))
-}
-
-type codeScan struct {
-	first int16
-	mixed bool
-}
-
-func (s *codeScan) add(code int16) {
-	switch {
-	case code == 0:
-	case s.first == 0:
-		s.first = code
-	case code != s.first:
-		s.mixed = true
-	}
-}
-
-// codePlan says where a response struct type keeps ErrorCode fields: its
-// own, and those of nested structs and slices of structs. Plans are built
-// once per type, so a request pays only for the fields that matter.
-type codePlan struct {
-	self   int // index of an int16 ErrorCode field, or -1
-	nested []nestedCodes
-}
-
-type nestedCodes struct {
-	field int
-	slice bool
-	plan  *codePlan
-}
-
-var codePlans sync.Map // reflect.Type -> *codePlan
-
-func planFor(t reflect.Type) *codePlan {
-	if p, ok := codePlans.Load(t); ok {
-		return p.(*codePlan)
-	}
-	p := buildPlan(t, map[reflect.Type]bool{})
-	codePlans.Store(t, p)
-	return p
-}
-
-func buildPlan(t reflect.Type, seen map[reflect.Type]bool) *codePlan {
-	p := &codePlan{self: -1}
-	if seen[t] {
-		return p
-	}
-	seen[t] = true
-	defer delete(seen, t)
-	for i := range t.NumField() {
-		f := t.Field(i)
-		switch {
-		case f.Name == "ErrorCode" && f.Type.Kind() == reflect.Int16:
-			p.self = i
-		case f.Type.Kind() == reflect.Struct:
-			if sub := buildPlan(f.Type, seen); !sub.empty() {
-				p.nested = append(p.nested, nestedCodes{field: i, plan: sub})
-			}
-		case f.Type.Kind() == reflect.Slice && f.Type.Elem().Kind() == reflect.Struct:
-			if sub := buildPlan(f.Type.Elem(), seen); !sub.empty() {
-				p.nested = append(p.nested, nestedCodes{field: i, slice: true, plan: sub})
-			}
-		}
-	}
-	return p
-}
-
-func (p *codePlan) empty() bool { return p.self < 0 && len(p.nested) == 0 }
-
-func (p *codePlan) scan(v reflect.Value, s *codeScan) {
-	if p.self >= 0 {
-		s.add(int16(v.Field(p.self).Int()))
-	}
-	for _, n := range p.nested {
-		f := v.Field(n.field)
-		if !n.slice {
-			n.plan.scan(f, s)
-			continue
-		}
-		for i := range f.Len() {
-			n.plan.scan(f.Index(i), s)
-		}
-	}
 }
 
 // maxDeliveryBucket is the largest delivery count with its own bucket:

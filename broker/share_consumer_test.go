@@ -8,26 +8,13 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/testadmin"
 )
 
 // setGroupConfig sets one GROUP config, e.g. share.auto.offset.reset.
-func setGroupConfig(t *testing.T, ctx context.Context, cl *kgo.Client, groupID, name, value string) {
-	t.Helper()
-	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, groupID
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Op, c.Value = name, kmsg.IncrementalAlterConfigOpSet, &value
-	rr.Configs = append(rr.Configs, c)
-	req.Resources = append(req.Resources, rr)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil || resp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("set %s=%s on group %s: %v %+v", name, value, groupID, err, resp)
-	}
-}
+var setGroupConfig = testadmin.SetGroupConfig
 
 // produceValues produces records "v<from>" … "v<from+n-1>" to topic and
 // waits for them.

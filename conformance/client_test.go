@@ -12,6 +12,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/internal/testadmin"
 )
 
 // env is one scenario's view of one running peer.
@@ -55,17 +57,7 @@ func (e *env) createTopic(topic string, n int32) {
 // setGroupConfig sets one GROUP config.
 func (e *env) setGroupConfig(group, name, value string) {
 	e.t.Helper()
-	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Op, c.Value = name, kmsg.IncrementalAlterConfigOpSet, &value
-	rr.Configs = append(rr.Configs, c)
-	req.Resources = append(req.Resources, rr)
-	resp, err := req.RequestWith(e.ctx, e.cl)
-	if err != nil || resp.Resources[0].ErrorCode != 0 {
-		e.t.Fatalf("set %s=%s on group %s: %v %+v", name, value, group, err, resp)
-	}
+	testadmin.SetGroupConfig(e.t, e.ctx, e.cl, group, name, value)
 }
 
 // produce appends one record per value to partition 0 of topic, one batch
@@ -232,28 +224,11 @@ func (e *env) heartbeat(group string, m *member, topics []string) *kmsg.ShareGro
 	return resp
 }
 
-// assignment prints a heartbeat's assignment as sorted topic-ID-free
-// partition counts; topic IDs differ between peers, so only the number of
-// partitions is comparable.
-func assignedCount(resp *kmsg.ShareGroupHeartbeatResponse) int {
-	n := 0
-	if resp.Assignment != nil {
-		for _, tp := range resp.Assignment.TopicPartitions {
-			n += len(tp.Partitions)
-		}
-	}
-	return n
-}
+var assignedCount = testadmin.AssignedCount
 
 func (e *env) describe(group string) kmsg.ShareGroupDescribeResponseGroup {
 	e.t.Helper()
-	req := kmsg.NewPtrShareGroupDescribeRequest()
-	req.GroupIDs = []string{group}
-	resp, err := req.RequestWith(e.ctx, e.cl)
-	if err != nil || len(resp.Groups) != 1 {
-		e.t.Fatalf("describe: %v %+v", err, resp)
-	}
-	return resp.Groups[0]
+	return testadmin.DescribeShareGroup(e.t, e.ctx, e.cl, group)
 }
 
 // listGroups prints ListGroups' answer as group/protocolType/type/state,

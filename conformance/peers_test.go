@@ -1,13 +1,13 @@
 package conformance_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/testbroker"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
@@ -44,20 +44,7 @@ func (sharebrokerPeer) name() string { return "sharebroker" }
 func (sharebrokerPeer) start(t *testing.T, _ peerOpts) server {
 	t.Helper()
 	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
-	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Clock: clock})
-	if err != nil {
-		t.Fatalf("broker.New: %v", err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatalf("broker.Start: %v", err)
-	}
-	s := &sharebrokerServer{b: b, clock: clock}
-	t.Cleanup(func() {
-		if err := s.close(); err != nil {
-			t.Errorf("broker.Close: %v", err)
-		}
-	})
-	return s
+	return &sharebrokerServer{b: testbroker.Start(t, broker.Config{Clock: clock}), clock: clock}
 }
 
 type sharebrokerServer struct {
@@ -67,13 +54,7 @@ type sharebrokerServer struct {
 
 func (s *sharebrokerServer) addr() string            { return s.b.Addr().String() }
 func (s *sharebrokerServer) advance(d time.Duration) { s.clock.Advance(d) }
-func (s *sharebrokerServer) stop()                   { _ = s.close() }
-
-func (s *sharebrokerServer) close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	return s.b.Close(ctx)
-}
+func (s *sharebrokerServer) stop()                   { _ = testbroker.Close(s.b) }
 
 // kfakePeer runs franz-go's kfake, which has no clock to set.
 type kfakePeer struct{}

@@ -455,7 +455,7 @@ func joinGroupOnShareGroup(e *env) {
 	p := kmsg.NewJoinGroupRequestProtocol()
 	p.Name, p.Metadata = "range", []byte{0, 0}
 	req.Protocols = append(req.Protocols, p)
-	resp, failure := rawRequest(e.srv.addr(), req)
+	resp, failure := rawRequest(e.t, e.srv.addr(), req)
 	if failure != "" {
 		e.note("join group", failure)
 		return

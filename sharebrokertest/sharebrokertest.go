@@ -18,12 +18,12 @@
 package sharebrokertest
 
 import (
-	"context"
 	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/testbroker"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
@@ -96,7 +96,7 @@ func Start(t testing.TB, opts ...Option) *Broker {
 		o(&s)
 	}
 	if s.logger == nil {
-		s.logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		s.logger = testbroker.Logger(t, slog.LevelWarn)
 	}
 	var clock advancer
 	var manual *locktimer.ManualClock
@@ -110,20 +110,7 @@ func Start(t testing.TB, opts ...Option) *Broker {
 	if s.http {
 		cfg.HTTP = "127.0.0.1:0"
 	}
-	b, err := broker.New(cfg)
-	if err != nil {
-		t.Fatalf("sharebrokertest: %v", err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatalf("sharebrokertest: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := b.Close(ctx); err != nil {
-			t.Errorf("sharebrokertest: close: %v", err)
-		}
-	})
+	b := testbroker.Start(t, cfg)
 	out := &Broker{Addr: b.Addr().String(), Clock: manual, b: b, clock: clock}
 	if a := b.HTTPAddr(); a != nil {
 		out.HTTPAddr = a.String()
@@ -143,12 +130,3 @@ func (b *Broker) ShareGroup(group string) (broker.ShareGroupJSON, bool) { return
 
 // Broker returns the underlying broker, for what this package does not wrap.
 func (b *Broker) Broker() *broker.Broker { return b.b }
-
-// testWriter sends log lines to the test's log.
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(string(p))
-	return len(p), nil
-}

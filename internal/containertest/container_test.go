@@ -19,7 +19,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/internal/testadmin"
 )
 
 const (
@@ -161,17 +162,7 @@ func TestContainer(t *testing.T) {
 
 func setGroupConfig(t *testing.T, ctx context.Context, cl *kgo.Client, name, value string) {
 	t.Helper()
-	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, groupID
-	c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-	c.Name, c.Op, c.Value = name, kmsg.IncrementalAlterConfigOpSet, &value
-	rr.Configs = append(rr.Configs, c)
-	req.Resources = append(req.Resources, rr)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil || resp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("set %s=%s: %v %+v", name, value, err, resp)
-	}
+	testadmin.SetGroupConfig(t, ctx, cl, groupID, name, value)
 }
 
 func scrape(t *testing.T, ctx context.Context, url string) map[string]*dto.MetricFamily {
