@@ -87,6 +87,21 @@ func (f *fixture) open(t *testing.T, member string, n int32) (SessionKey, []Sess
 
 var wide = Limits{MaxRecords: 500, MaxBytes: 1 << 20, Mode: sharepartition.BatchOptimized}
 
+// fetchOnce makes one ShareFetch of key's member over parts: one attempt,
+// no acknowledgements.
+func (f *fixture) fetchOnce(key SessionKey, parts []SessionPartition, epoch int32, lim Limits) *Fetch {
+	fetch := f.s.NewFetch(key, testGroupConfig())
+	if fetch.Plan(parts, epoch, lim) {
+		attempt(fetch, make(chan struct{}, 1))
+	}
+	return fetch
+}
+
+// accept acknowledges first..last as ACCEPT.
+func accept(first, last int64) []sharepartition.AckBatch {
+	return []sharepartition.AckBatch{{FirstOffset: first, LastOffset: last, Types: []sharepartition.AckType{sharepartition.AckAccept}}}
+}
+
 // attempt runs one long-poll attempt of f and unwatches.
 func attempt(fetch *Fetch, wake chan<- struct{}) bool {
 	done, unwatch := fetch.Attempt(wake)
@@ -139,9 +154,7 @@ func TestFetchRotatesWithEpoch(t *testing.T) {
 	f.produce(t, 1, 1)
 	f.produce(t, 1, 1)
 	key, parts := f.open(t, "m1", 2)
-	fetch := f.s.NewFetch(key, testGroupConfig())
-	fetch.Plan(parts, 1, Limits{MaxRecords: 1, MaxBytes: 1 << 20, Mode: sharepartition.RecordLimit})
-	attempt(fetch, make(chan struct{}, 1))
+	fetch := f.fetchOnce(key, parts, 1, Limits{MaxRecords: 1, MaxBytes: 1 << 20, Mode: sharepartition.RecordLimit})
 	if got := ranges(fetch.Answer(f.tp(1))); !slices.Equal(got, [][3]int64{{0, 0, 1}}) {
 		t.Fatalf("partition 1 acquired %v, want 0-0 first at epoch 1", got)
 	}
@@ -218,8 +231,8 @@ func TestAcknowledgeOrderAndNoState(t *testing.T) {
 	f := newFixture(t, 1)
 	key, _ := f.open(t, "m1", 1)
 	now := f.clock.Now()
-	bad := []sharepartition.AckBatch{{FirstOffset: 5, LastOffset: 4, Types: []sharepartition.AckType{sharepartition.AckAccept}}}
-	good := []sharepartition.AckBatch{{FirstOffset: 0, LastOffset: 0, Types: []sharepartition.AckType{sharepartition.AckAccept}}}
+	bad := accept(5, 4)
+	good := accept(0, 0)
 	for _, tc := range []struct {
 		name    string
 		tp      TopicPartition
@@ -248,10 +261,7 @@ func TestListedIncremental(t *testing.T) {
 	f := newFixture(t, 3)
 	f.produce(t, 1, 1)
 	key, parts := f.open(t, "m1", 3)
-	first := f.s.NewFetch(key, testGroupConfig())
-	first.Plan(parts, 0, wide)
-	attempt(first, make(chan struct{}, 1))
-	if got := first.Listed(0, parts); len(got) != 3 {
+	if got := f.fetchOnce(key, parts, 0, wide).Listed(0, parts); len(got) != 3 {
 		t.Fatalf("a full answer listed %v", got)
 	}
 
@@ -261,7 +271,7 @@ func TestListedIncremental(t *testing.T) {
 	}
 	fetch := f.s.NewFetch(key, testGroupConfig())
 	f.produce(t, 2, 1)
-	fetch.Acknowledge(f.tp(1), 1, false, []sharepartition.AckBatch{{FirstOffset: 0, LastOffset: 0, Types: []sharepartition.AckType{sharepartition.AckAccept}}}, f.clock.Now())
+	fetch.Acknowledge(f.tp(1), 1, false, accept(0, 0), f.clock.Now())
 	fetch.Plan(parts, 1, wide)
 	attempt(fetch, make(chan struct{}, 1))
 	got := fetch.Listed(1, parts)
@@ -284,9 +294,7 @@ func TestClosingReleases(t *testing.T) {
 			f := newFixture(t, 1)
 			f.produce(t, 0, 2)
 			key, parts := f.open(t, "m1", 1)
-			fetch := f.s.NewFetch(key, testGroupConfig())
-			fetch.Plan(parts, 0, wide)
-			attempt(fetch, make(chan struct{}, 1))
+			f.fetchOnce(key, parts, 0, wide)
 			end(f, key)
 			if f.s.Sessions.Exists(key) == nil {
 				t.Fatal("the session survived")
@@ -304,11 +312,8 @@ func TestLag(t *testing.T) {
 	f := newFixture(t, 1)
 	f.produce(t, 0, 4)
 	key, parts := f.open(t, "m1", 1)
-	fetch := f.s.NewFetch(key, testGroupConfig())
-	fetch.Plan(parts, 0, Limits{MaxRecords: 2, MaxBytes: 1 << 20, Mode: sharepartition.RecordLimit})
-	attempt(fetch, make(chan struct{}, 1))
-	err := f.s.Acknowledge(key, f.tp(0), 1, false, []sharepartition.AckBatch{{FirstOffset: 0, LastOffset: 0, Types: []sharepartition.AckType{sharepartition.AckAccept}}}, f.clock.Now())
-	if err != nil {
+	f.fetchOnce(key, parts, 0, Limits{MaxRecords: 2, MaxBytes: 1 << 20, Mode: sharepartition.RecordLimit})
+	if err := f.s.Acknowledge(key, f.tp(0), 1, false, accept(0, 0), f.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	spso, lag := f.s.Lookup(Key{Group: "g", TopicPartition: f.tp(0)}).Lag()
