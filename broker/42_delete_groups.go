@@ -37,7 +37,7 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 			err = b.consumerGroups.Delete(id)
 		default:
 			if err = b.shareGroups.Delete(id); err == nil {
-				b.shareParts.dropGroup(id)
+				b.shares.DropGroup(id)
 			}
 		}
 		g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err)

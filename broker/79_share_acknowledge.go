@@ -4,7 +4,7 @@ package broker
 //
 //   - Top-level INVALID_REQUEST for a missing group ID or a member ID that
 //     is empty or longer than 36 characters.
-//   - The share session (share-groups.md §3.2): epoch 0 is
+//   - The share session (share-groups.md §3.2, shareserve.Sessions): epoch 0 is
 //     INVALID_SHARE_SESSION_EPOCH (acknowledging cannot open a session); -1
 //     needs a session and does not bump; anything else must be the expected
 //     epoch and bumps it. The request's partitions do not join the session.
@@ -24,6 +24,8 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 )
 
 func init() { register(79, 1, 2, handleShareAcknowledge) }
@@ -38,11 +40,11 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 	if err := validateShareIDs(req.GroupID, req.MemberID); err != nil {
 		return fail(err)
 	}
-	key := shareSessionKey{group: *req.GroupID, member: *req.MemberID}
-	if err := b.shareSessions.acknowledge(key, req.ShareSessionEpoch); err != nil {
+	key := shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID}
+	if err := b.shares.Sessions.Acknowledge(key, req.ShareSessionEpoch); err != nil {
 		return fail(err)
 	}
-	resp.AcquisitionLockTimeoutMillis = int32(b.groupConfigs.Share(key.group).RecordLockDuration.Milliseconds())
+	resp.AcquisitionLockTimeoutMillis = int32(b.groupConfigs.Share(key.Group).RecordLockDuration.Milliseconds())
 	now := b.clock.Now()
 	for _, rt := range req.Topics {
 		st := kmsg.NewShareAcknowledgeResponseTopic()
@@ -50,15 +52,15 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			sp.Partition = rp.Partition
-			tp := topicPartition{topicID: rt.TopicID, partition: rp.Partition}
-			err := b.ackPartition(key.group, key.member, req.Version, req.IsRenewAck, tp, ackRequestAckBatches(rp.AcknowledgementBatches), now)
+			tp := shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
+			err := b.shares.Acknowledge(key, tp, req.Version, req.IsRenewAck, ackRequestAckBatches(rp.AcknowledgementBatches), now)
 			sp.ErrorCode, sp.ErrorMessage = codeFor(err), errMessage(err)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
 	if req.ShareSessionEpoch == -1 {
-		b.releaseSession(key, b.shareSessions.close(key), b.clock.Now())
+		b.shares.CloseSession(key, b.clock.Now())
 	}
 	return resp, nil
 }

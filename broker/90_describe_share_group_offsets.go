@@ -19,6 +19,8 @@ import (
 	"slices"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 )
 
 func init() { register(90, 0, 1, handleDescribeShareGroupOffsets) }
@@ -45,8 +47,9 @@ func handleDescribeShareGroupOffsets(b *Broker, r *request) (kmsg.Response, erro
 				sp.Partition = idx
 				sp.StartOffset, sp.Lag = -1, -1
 				if t != nil {
-					if p := b.shareParts.lookup(sharePartitionKey{group: rg.GroupID, topicPartition: topicPartition{topicID: t.ID, partition: idx}}); p != nil {
-						sp.StartOffset, sp.Lag = shareLag(p)
+					key := shareserve.Key{Group: rg.GroupID, TopicPartition: shareserve.TopicPartition{TopicID: t.ID, Partition: idx}}
+					if p := b.shares.Lookup(key); p != nil {
+						sp.StartOffset, sp.Lag = p.Lag()
 					}
 				}
 				st.Partitions = append(st.Partitions, sp)
@@ -58,33 +61,14 @@ func handleDescribeShareGroupOffsets(b *Broker, r *request) (kmsg.Response, erro
 	return resp, nil
 }
 
-// shareLag returns a share partition's SPSO and its lag.
-func shareLag(p *sharePart) (spso, lag int64) {
-	snap := p.sp.Snapshot()
-	if !snap.Initialized {
-		return -1, -1
-	}
-	finished := int64(0)
-	for _, rs := range snap.Ranges {
-		if rs.State.Terminal() {
-			first := max(rs.FirstOffset, snap.SPSO)
-			if rs.LastOffset >= first {
-				finished += rs.LastOffset - first + 1
-			}
-		}
-	}
-	hw := p.log.Offsets().HighWatermark
-	return snap.SPSO, max(hw-snap.SPSO-finished, 0)
-}
-
 // shareOffsetTopics lists, for describe-all, every topic partition of the
 // group that has share state or that a member subscribes to, by topic name
 // in order.
 func (b *Broker) shareOffsetTopics(groupID string) []kmsg.DescribeShareGroupOffsetsRequestGroupTopic {
 	parts := make(map[string][]int32)
-	for key := range b.shareParts.keysOfGroup(groupID) {
-		if t := b.store.TopicByID(key.topicID); t != nil {
-			parts[t.Name] = append(parts[t.Name], key.partition)
+	for _, kp := range b.shares.OfGroup(groupID) {
+		if t := b.store.TopicByID(kp.Key.TopicID); t != nil {
+			parts[t.Name] = append(parts[t.Name], kp.Key.Partition)
 		}
 	}
 	for _, d := range b.shareGroups.Describe([]string{groupID}) {

@@ -47,7 +47,7 @@ func handleAlterShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error) 
 			case rp.StartOffset < 0:
 				err = fmt.Errorf("%w: start offset %d is negative", errInvalidRequest, rp.StartOffset)
 			default:
-				b.sharePart(req.GroupID, t, t.Partition(rp.Partition)).sp.ResetStart(rp.StartOffset)
+				b.shares.Get(req.GroupID, t, t.Partition(rp.Partition)).Share.ResetStart(rp.StartOffset)
 			}
 			sp.ErrorCode, sp.ErrorMessage = codeFor(err), errMessage(err)
 			st.Partitions = append(st.Partitions, sp)

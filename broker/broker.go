@@ -19,6 +19,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/storage"
@@ -56,10 +57,12 @@ type Broker struct {
 	groupConfigs  *group.ConfigStore
 	shareGroups   *group.ShareGroups
 	classicGroups *group.ClassicGroups
-	shareSessions *shareSessions
-	shareParts    *shareParts
 	metrics       *metrics
 	faults        faults // armed by the test API (faults.go)
+
+	// shares holds share sessions and share partitions, and does the work
+	// of ShareFetch and ShareAcknowledge below the wire.
+	shares *shareserve.Service
 
 	// consumerGroups are KIP-848 consumer groups (68_consumer_group_heartbeat.go).
 	consumerGroups *group.ConsumerGroups
@@ -145,9 +148,14 @@ func New(cfg Config) (*Broker, error) {
 	if err := group.Link(b.classicGroups, b.consumerGroups); err != nil {
 		return nil, err
 	}
-	b.shareSessions = newShareSessions(int(r.share.MaxShareSessions))
-	b.shareParts = newShareParts(r.Clock, func(late time.Duration) {
-		b.metrics.fireDelay.Observe(late.Seconds())
+	b.shares = shareserve.New(shareserve.Options{
+		Store:       b.store,
+		Clock:       r.Clock,
+		MaxSessions: int(r.share.MaxShareSessions),
+		GroupConfig: b.groupConfigs.Share,
+		OnLockFire: func(late time.Duration) {
+			b.metrics.fireDelay.Observe(late.Seconds())
+		},
 	})
 	b.metrics = newMetrics(b, r.Registry)
 	b.txns = b.newTxnCoordinator()
@@ -322,7 +330,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.classicGroups.Close()
 	b.txns.Close()
 	b.consumerGroups.Close()
-	b.shareParts.timers.Close()
+	b.shares.Close()
 	b.log.Info("stopped")
 	return nil
 }

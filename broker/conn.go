@@ -50,7 +50,9 @@ func newConn(b *Broker, l *listener, nc net.Conn) *conn {
 
 func (c *conn) serve() {
 	defer c.b.forgetConn(c)
-	defer c.b.connClosed(c)
+	// Its share sessions end with it and their members' records go back
+	// now, not when their locks expire (row 8).
+	defer func() { c.b.shares.OwnerClosed(c, c.b.clock.Now()) }()
 	defer c.nc.Close()
 	c.log.Debug("connection opened")
 	// A small read buffer: it lets a typical request (a heartbeat, a share

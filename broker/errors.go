@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
@@ -59,11 +60,13 @@ func codeFor(err error) int16 {
 		return kerr.InvalidRecordState.Code
 	case errors.Is(err, sharepartition.ErrInvalidRequest):
 		return kerr.InvalidRequest.Code
-	case errors.Is(err, errShareSessionNotFound):
+	case errors.Is(err, shareserve.ErrInvalidRequest):
+		return kerr.InvalidRequest.Code
+	case errors.Is(err, shareserve.ErrShareSessionNotFound):
 		return kerr.ShareSessionNotFound.Code
-	case errors.Is(err, errInvalidShareSessionEpoch):
+	case errors.Is(err, shareserve.ErrInvalidShareSessionEpoch):
 		return kerr.InvalidShareSessionEpoch.Code
-	case errors.Is(err, errShareSessionLimit):
+	case errors.Is(err, shareserve.ErrShareSessionLimit):
 		return kerr.ShareSessionLimitReached.Code
 	case errors.Is(err, group.ErrInvalidRequest):
 		return kerr.InvalidRequest.Code

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
@@ -40,9 +41,10 @@ func TestCodeFor(t *testing.T) {
 		{storage.ErrInvalidTxnState, kerr.InvalidTxnState},
 		{storage.ErrInvalidTimestamp, kerr.InvalidTimestamp},
 		{storage.ErrPolicyViolation, kerr.PolicyViolation},
-		{errShareSessionNotFound, kerr.ShareSessionNotFound},
-		{errInvalidShareSessionEpoch, kerr.InvalidShareSessionEpoch},
-		{errShareSessionLimit, kerr.ShareSessionLimitReached},
+		{shareserve.ErrInvalidRequest, kerr.InvalidRequest},
+		{shareserve.ErrShareSessionNotFound, kerr.ShareSessionNotFound},
+		{shareserve.ErrInvalidShareSessionEpoch, kerr.InvalidShareSessionEpoch},
+		{shareserve.ErrShareSessionLimit, kerr.ShareSessionLimitReached},
 		{group.ErrUnstableOffsetCommit, kerr.UnstableOffsetCommit},
 		{txn.ErrInvalidTimeout, kerr.InvalidTransactionTimeout},
 		{txn.ErrConcurrentTransactions, kerr.ConcurrentTransactions},

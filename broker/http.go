@@ -274,16 +274,13 @@ func (b *Broker) ShareGroup(id string) (out ShareGroupJSON, ok bool) {
 		g := groupJSON(d)
 		out.Group = &g
 	}
-	for _, p := range b.shareParts.all() {
-		if p.key.group != id {
-			continue
-		}
-		t := b.store.TopicByID(p.key.topicID)
+	for _, p := range b.shares.OfGroup(id) {
+		t := b.store.TopicByID(p.Key.TopicID)
 		if t == nil {
 			continue
 		}
-		s := p.part.sp.Snapshot()
-		pj := SharePartitionJSON{Topic: t.Name, TopicID: topicIDString(t.ID), Partition: p.key.partition,
+		s := p.Part.Share.Snapshot()
+		pj := SharePartitionJSON{Topic: t.Name, TopicID: topicIDString(t.ID), Partition: p.Key.Partition,
 			SPSO: s.SPSO, SPEO: s.SPEO, InFlightRecords: s.InFlight, NextFetchOffset: s.NextFetchOffset,
 			Ranges: make([]RangeJSON, 0, len(s.Ranges))}
 		for _, rs := range s.Ranges {
@@ -298,22 +295,4 @@ func (b *Broker) ShareGroup(id string) (out ShareGroupJSON, ok bool) {
 		return int(a.Partition) - int(b.Partition)
 	})
 	return out, out.Group != nil || len(out.Partitions) > 0
-}
-
-// keyedPart is a share partition with its key.
-type keyedPart struct {
-	key  sharePartitionKey
-	part *sharePart
-}
-
-// all returns every share partition; the caller reads each outside the
-// registry lock.
-func (s *shareParts) all() []keyedPart {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]keyedPart, 0, len(s.byKey))
-	for k, p := range s.byKey {
-		out = append(out, keyedPart{key: k, part: p})
-	}
-	return out
 }

@@ -123,11 +123,11 @@ func newMetrics(b *Broker, reg *prometheus.Registry) *metrics {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sharebroker_share_sessions",
 			Help: "Open share sessions.",
-		}, func() float64 { return float64(b.shareSessions.count()) }),
+		}, func() float64 { return float64(b.shares.Sessions.Count()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sharebroker_locktimer_timers",
 			Help: "Live acquisition-lock timers.",
-		}, func() float64 { return float64(b.shareParts.timers.Len()) }),
+		}, func() float64 { return float64(b.shares.LockTimers()) }),
 		&shareCollector{b: b},
 	)
 	return m
@@ -273,7 +273,7 @@ func (c *shareCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
-	ctr := c.b.shareParts.counters
+	ctr := c.b.shares.Counters()
 	counter := func(d *prometheus.Desc, v int64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
@@ -288,13 +288,13 @@ func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	counter(descMemberReleased, ctr.MemberReleased.Load())
 	ch <- c.b.metrics.delivery.metric(descDelivery)
-	for _, p := range c.b.shareParts.all() {
-		t := c.b.store.TopicByID(p.key.topicID)
+	for _, p := range c.b.shares.All() {
+		t := c.b.store.TopicByID(p.Key.TopicID)
 		if t == nil {
 			continue
 		}
-		s := p.part.sp.Snapshot()
+		s := p.Part.Share.Snapshot()
 		ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(s.InFlight),
-			p.key.group, t.Name, strconv.Itoa(int(p.key.partition)))
+			p.Key.Group, t.Name, strconv.Itoa(int(p.Key.Partition)))
 	}
 }

@@ -76,11 +76,9 @@ func withTopicID(body []byte, id storage.TopicID) []byte {
 // checkShareInvariants fails if any share partition broke an invariant.
 func checkShareInvariants(t *testing.T, b *Broker) {
 	t.Helper()
-	b.shareParts.mu.Lock()
-	defer b.shareParts.mu.Unlock()
-	for key, p := range b.shareParts.byKey {
-		if err := p.sp.CheckInvariants(); err != nil {
-			t.Fatalf("share partition %+v: %v", key, err)
+	for _, p := range b.shares.All() {
+		if err := p.Part.Share.CheckInvariants(); err != nil {
+			t.Fatalf("share partition %+v: %v", p.Key, err)
 		}
 	}
 }

@@ -1,0 +1,294 @@
+package shareserve
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/locktimer"
+	"github.com/sharebroker/sharebroker/sharepartition"
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+// Key names one share partition: a group's view of one topic partition.
+type Key struct {
+	Group string
+	TopicPartition
+}
+
+// Partition is one share partition with the log it reads and the waiters
+// of ShareFetches parked on it. Share and Log are set at creation and never
+// change.
+type Partition struct {
+	Share   *sharepartition.SharePartition
+	Log     *storage.Partition
+	waiters notifier
+}
+
+// Keyed is a share partition with its key, as listings return it.
+type Keyed struct {
+	Key  Key
+	Part *Partition
+}
+
+// Options configures a Service.
+type Options struct {
+	Store *storage.Store
+	Clock locktimer.Clock
+	// MaxSessions is group.share.max.share.sessions.
+	MaxSessions int
+	// GroupConfig returns a group's effective config. The registry reads it
+	// only when it creates a share partition or a group's config changes,
+	// under its own lock, so a partition created during an AlterConfigs
+	// cannot keep the old settings.
+	GroupConfig func(groupID string) group.ShareGroupConfig
+	// OnLockFire, when set, learns how late each lock timer fired.
+	OnLockFire func(late time.Duration)
+}
+
+// Service serves share groups on top of storage and sharepartition: it
+// holds the share sessions, the registry of share partitions, and applies
+// acknowledgements and acquisitions for the broker's handlers. It is safe
+// for concurrent use. State is made lazily, on a group's first fetch of a
+// partition or an AlterShareGroupOffsets naming it (share-groups.md §9.5),
+// never by an acknowledgement, and never reports "uninitialised".
+type Service struct {
+	store       *storage.Store
+	clock       locktimer.Clock
+	groupConfig func(groupID string) group.ShareGroupConfig
+	timers      *locktimer.Service
+	counters    *sharepartition.Counters
+
+	// Sessions is the share-session cache (share-groups.md §2.4).
+	Sessions *Sessions
+
+	mu    sync.Mutex // guards byKey
+	byKey map[Key]*Partition
+}
+
+// New returns a service with no sessions and no share partitions.
+func New(o Options) *Service {
+	return &Service{
+		store:       o.Store,
+		clock:       o.Clock,
+		groupConfig: o.GroupConfig,
+		timers:      locktimer.NewService(o.Clock, o.OnLockFire),
+		counters:    &sharepartition.Counters{},
+		Sessions:    newSessions(o.MaxSessions),
+		byKey:       make(map[Key]*Partition),
+	}
+}
+
+// Close stops the lock timers: no lock expires after it returns.
+func (s *Service) Close() { s.timers.Close() }
+
+// Counters counts records as they move, across every share partition.
+func (s *Service) Counters() *sharepartition.Counters { return s.counters }
+
+// LockTimers returns the number of live acquisition-lock timers.
+func (s *Service) LockTimers() int { return s.timers.Len() }
+
+// Lookup returns the share partition of key, or nil if it has none.
+func (s *Service) Lookup(key Key) *Partition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byKey[key]
+}
+
+// Get returns the share partition of (groupID, t, log), creating and
+// initialising it on first use. The start offset comes from the group's
+// share.auto.offset.reset: the log start (earliest), the high watermark
+// (latest), or the first record stamped at or after now minus the
+// duration, else the high watermark (by_duration, share-groups.md §9.4).
+func (s *Service) Get(groupID string, t *storage.Topic, log *storage.Partition) *Partition {
+	key := Key{Group: groupID, TopicPartition: TopicPartition{TopicID: t.ID, Partition: log.Index}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if p := s.byKey[key]; p != nil && p.Log == log {
+		return p
+	}
+	// A new partition, or a topic deleted and recreated with the same ID
+	// (impossible with random IDs, but then the old state is stale).
+	cfg := s.groupConfig(groupID)
+	p := &Partition{Log: log}
+	p.Share = sharepartition.New(s.partitionConfig(cfg, p), s.timers)
+	offs := log.Offsets()
+	start := offs.HighWatermark
+	switch cfg.AutoOffsetReset.Kind {
+	case group.ResetEarliest:
+		start = offs.LogStart
+	case group.ResetByDuration:
+		since := s.clock.Now().Add(-cfg.AutoOffsetReset.Duration).UnixMilli()
+		if off, _, found := log.OffsetForTimestamp(since); found {
+			start = off
+		}
+	}
+	p.Share.InitializeIfNeeded(start)
+	s.byKey[key] = p
+	return p
+}
+
+// partitionConfig turns a group's effective config into the share
+// partition's settings. Expiries and releases wake the fetches parked on p.
+func (s *Service) partitionConfig(cfg group.ShareGroupConfig, p *Partition) sharepartition.Config {
+	return sharepartition.Config{
+		LockDuration:       cfg.RecordLockDuration,
+		DeliveryCountLimit: int16(cfg.DeliveryCountLimit),
+		MaxRecordLocks:     int64(cfg.PartitionMaxRecordLocks),
+		RenewEnabled:       cfg.RenewAcknowledgeEnable,
+		ReadCommitted:      cfg.IsolationLevel == group.ReadCommitted,
+		OnChange:           p.waiters.notify,
+		Counters:           s.counters,
+	}
+}
+
+// GroupConfigChanged applies a group's new effective config to each of its
+// share partitions; each setting takes effect where the share partition
+// next reads it (a new lock duration on the next acquisition or renewal).
+// An error means a share partition refused a config the group package
+// validated: our bug.
+func (s *Service) GroupConfigChanged(groupID string) error {
+	cfg := s.groupConfig(groupID)
+	var errs []error
+	for _, kp := range s.OfGroup(groupID) {
+		if err := kp.Part.Share.SetConfig(s.partitionConfig(cfg, kp.Part)); err != nil {
+			errs = append(errs, fmt.Errorf("share partition %x-%d: %w", kp.Key.TopicID, kp.Key.Partition, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// All returns every share partition; the caller reads each outside the
+// registry lock.
+func (s *Service) All() []Keyed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Keyed, 0, len(s.byKey))
+	for k, p := range s.byKey {
+		out = append(out, Keyed{Key: k, Part: p})
+	}
+	return out
+}
+
+// OfGroup returns the share partitions of groupID.
+func (s *Service) OfGroup(groupID string) []Keyed {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Keyed
+	for k, p := range s.byKey {
+		if k.Group == groupID {
+			out = append(out, Keyed{Key: k, Part: p})
+		}
+	}
+	return out
+}
+
+// DropGroup forgets every share partition of a deleted group.
+func (s *Service) DropGroup(groupID string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for key := range s.byKey {
+		if key.Group == groupID {
+			delete(s.byKey, key)
+		}
+	}
+}
+
+// DropTopic forgets groupID's share partitions of one topic and returns
+// how many there were.
+func (s *Service) DropTopic(groupID string, topicID storage.TopicID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for key := range s.byKey {
+		if key.Group == groupID && key.TopicID == topicID {
+			delete(s.byKey, key)
+			n++
+		}
+	}
+	return n
+}
+
+// CloseSession closes key's session, if any, and releases what its member
+// holds on the session's partitions (row 8: the attempt counts, and the
+// delivery limit applies).
+func (s *Service) CloseSession(key SessionKey, now time.Time) {
+	s.release(key, s.Sessions.close(key), now)
+}
+
+// OwnerClosed ends the share sessions the connection owner opened and
+// releases their members' records (row 8): a consumer that crashes or
+// disconnects gives its records back now, not when their locks expire.
+func (s *Service) OwnerClosed(owner any, now time.Time) {
+	for key, parts := range s.Sessions.closedOwner(owner) {
+		s.release(key, parts, now)
+	}
+}
+
+func (s *Service) release(key SessionKey, parts []TopicPartition, now time.Time) {
+	for _, tp := range parts {
+		if p := s.Lookup(Key{Group: key.Group, TopicPartition: tp}); p != nil {
+			p.Share.ReleaseMember(key.Member, now)
+		}
+	}
+}
+
+// Lag returns the share partition's SPSO and its lag: the records still to
+// be delivered, the high watermark minus the SPSO minus the records
+// already finished (acknowledged or archived) inside the in-flight window
+// (share-groups.md §5.1). Both are -1 before the SPSO is chosen.
+func (p *Partition) Lag() (spso, lag int64) {
+	snap := p.Share.Snapshot()
+	if !snap.Initialized {
+		return -1, -1
+	}
+	finished := int64(0)
+	for _, rs := range snap.Ranges {
+		if rs.State.Terminal() {
+			first := max(rs.FirstOffset, snap.SPSO)
+			if rs.LastOffset >= first {
+				finished += rs.LastOffset - first + 1
+			}
+		}
+	}
+	hw := p.Log.Offsets().HighWatermark
+	return snap.SPSO, max(hw-snap.SPSO-finished, 0)
+}
+
+// notifier wakes the channels registered with it, each once: the fetches
+// parked on a share partition. The zero value is ready to use.
+type notifier struct {
+	mu      sync.Mutex
+	waiters map[chan<- struct{}]struct{}
+}
+
+func (n *notifier) watch(ch chan<- struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.waiters == nil {
+		n.waiters = make(map[chan<- struct{}]struct{})
+	}
+	n.waiters[ch] = struct{}{}
+}
+
+func (n *notifier) unwatch(ch chan<- struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.waiters, ch)
+}
+
+// notify wakes every waiter without blocking and forgets them.
+func (n *notifier) notify() {
+	n.mu.Lock()
+	waiters := n.waiters
+	n.waiters = nil
+	n.mu.Unlock()
+	for ch := range waiters {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
+}

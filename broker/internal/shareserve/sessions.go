@@ -1,0 +1,245 @@
+package shareserve
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+// Share sessions (KIP-932, share-groups.md §2.4). A share consumer opens a
+// session on each broker it fetches from with ShareSessionEpoch 0, then
+// sends incremental requests with the epoch the broker expects next, and
+// closes it with -1. The session remembers which partitions the member
+// fetches, so incremental requests name only what changed, and which of them
+// must appear in the next response.
+
+// Errors of the share-session cache; the broker maps them to codes.
+var (
+	ErrShareSessionNotFound     = errors.New("share session not found")
+	ErrInvalidShareSessionEpoch = errors.New("invalid share session epoch")
+	ErrShareSessionLimit        = errors.New("share session limit reached")
+)
+
+// SessionKey identifies a session: one per (group, member) per broker.
+type SessionKey struct {
+	Group, Member string
+}
+
+// TopicPartition names a partition by topic ID, as share requests do.
+type TopicPartition struct {
+	TopicID   storage.TopicID
+	Partition int32
+}
+
+// SessionPartition is one partition of a session.
+type SessionPartition struct {
+	TopicPartition
+	// MustAppear is set for a partition added since the last response, or
+	// whose last fetch failed: an incremental response must include it even
+	// with nothing to say.
+	MustAppear bool
+}
+
+// session is one member's session. Its fields are guarded by Sessions.mu;
+// callers work on the copies that methods return.
+type session struct {
+	key SessionKey
+	// owner is the connection that opened it (any comparable value the
+	// caller chooses); its close ends the session.
+	owner any
+	// epoch is the epoch the next request must carry.
+	epoch int32
+	parts []SessionPartition
+}
+
+// Sessions is the broker's cache of share sessions. It is safe for
+// concurrent use; every method takes mu for one change.
+type Sessions struct {
+	mu    sync.Mutex // guards byKey
+	byKey map[SessionKey]*session
+	max   int // group.share.max.share.sessions
+}
+
+func newSessions(max int) *Sessions {
+	return &Sessions{byKey: make(map[SessionKey]*session), max: max}
+}
+
+// nextEpoch is the epoch after e: one more, wrapping from the largest int32
+// to 1 (0 and -1 mean open and close).
+func nextEpoch(e int32) int32 {
+	if e == math.MaxInt32 {
+		return 1
+	}
+	return e + 1
+}
+
+// Open starts a session for key on the connection owner holding exactly
+// parts, all marked to appear. An existing session for the key is replaced;
+// its records are not released, because they stay owned by the member ID
+// and the member may still acknowledge them. It fails with
+// ErrShareSessionLimit when the broker already holds the most sessions
+// allowed.
+func (s *Sessions) Open(key SessionKey, owner any, parts []TopicPartition) ([]SessionPartition, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, replacing := s.byKey[key]; !replacing && len(s.byKey) >= s.max {
+		return nil, fmt.Errorf("%w: the broker holds %d share sessions (group.share.max.share.sessions)", ErrShareSessionLimit, len(s.byKey))
+	}
+	sess := &session{key: key, owner: owner, epoch: 1}
+	for _, tp := range parts {
+		sess.add(tp)
+	}
+	s.byKey[key] = sess
+	return slices.Clone(sess.parts), nil
+}
+
+// Advance checks an incremental request's epoch (> 0), bumps it, adds the
+// partitions the request names and removes the forgotten ones (a partition
+// in both lists ends up removed). It returns the session's partitions after
+// the change. The bump happens even if the request fails later.
+func (s *Sessions) Advance(key SessionKey, epoch int32, added, forgotten []TopicPartition) ([]SessionPartition, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess, err := s.checkLocked(key, epoch)
+	if err != nil {
+		return nil, err
+	}
+	sess.epoch = nextEpoch(sess.epoch)
+	for _, tp := range added {
+		sess.add(tp)
+	}
+	for _, tp := range forgotten {
+		sess.parts = slices.DeleteFunc(sess.parts, func(p SessionPartition) bool { return p.TopicPartition == tp })
+	}
+	return slices.Clone(sess.parts), nil
+}
+
+// Acknowledge checks a ShareAcknowledge's epoch (share-groups.md §3.2): 0
+// is never valid there; -1 needs an open session and does not bump;
+// anything else must match and bumps. The request's partitions do not join
+// the session.
+func (s *Sessions) Acknowledge(key SessionKey, epoch int32) error {
+	if epoch == 0 {
+		return fmt.Errorf("%w: ShareAcknowledge cannot open a session (epoch 0)", ErrInvalidShareSessionEpoch)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if epoch == -1 {
+		if s.byKey[key] == nil {
+			return notFound(key)
+		}
+		return nil
+	}
+	sess, err := s.checkLocked(key, epoch)
+	if err != nil {
+		return err
+	}
+	sess.epoch = nextEpoch(sess.epoch)
+	return nil
+}
+
+// Exists reports whether key has a session; a closing request (-1) needs one.
+func (s *Sessions) Exists(key SessionKey) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byKey[key] == nil {
+		return notFound(key)
+	}
+	return nil
+}
+
+func notFound(key SessionKey) error {
+	return fmt.Errorf("%w: group %q member %q", ErrShareSessionNotFound, key.Group, key.Member)
+}
+
+func (s *Sessions) checkLocked(key SessionKey, epoch int32) (*session, error) {
+	sess := s.byKey[key]
+	if sess == nil {
+		return nil, notFound(key)
+	}
+	if epoch != sess.epoch {
+		return nil, fmt.Errorf("%w: got %d, expected %d", ErrInvalidShareSessionEpoch, epoch, sess.epoch)
+	}
+	return sess, nil
+}
+
+// responded records what the response to the session's last request said:
+// partitions that appeared lose their mark, failed ones get it.
+func (s *Sessions) responded(key SessionKey, appeared, failed []TopicPartition) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.byKey[key]
+	if sess == nil {
+		return
+	}
+	for i := range sess.parts {
+		p := &sess.parts[i]
+		if slices.Contains(appeared, p.TopicPartition) {
+			p.MustAppear = false
+		}
+		if slices.Contains(failed, p.TopicPartition) {
+			p.MustAppear = true
+		}
+	}
+}
+
+// close removes key's session and returns its partitions, whose records the
+// caller releases.
+func (s *Sessions) close(key SessionKey) []TopicPartition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sess := s.byKey[key]
+	if sess == nil {
+		return nil
+	}
+	delete(s.byKey, key)
+	return sess.topicPartitions()
+}
+
+// closedOwner removes every session opened on owner, returning each with
+// its partitions for release. A session re-opened on another connection
+// since stays.
+func (s *Sessions) closedOwner(owner any) map[SessionKey][]TopicPartition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var closed map[SessionKey][]TopicPartition
+	for key, sess := range s.byKey {
+		if sess.owner != owner {
+			continue
+		}
+		if closed == nil {
+			closed = make(map[SessionKey][]TopicPartition)
+		}
+		closed[key] = sess.topicPartitions()
+		delete(s.byKey, key)
+	}
+	return closed
+}
+
+// Count returns the number of open sessions.
+func (s *Sessions) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byKey)
+}
+
+func (sess *session) add(tp TopicPartition) {
+	for i := range sess.parts {
+		if sess.parts[i].TopicPartition == tp {
+			return
+		}
+	}
+	sess.parts = append(sess.parts, SessionPartition{TopicPartition: tp, MustAppear: true})
+}
+
+func (sess *session) topicPartitions() []TopicPartition {
+	tps := make([]TopicPartition, len(sess.parts))
+	for i, p := range sess.parts {
+		tps[i] = p.TopicPartition
+	}
+	return tps
+}

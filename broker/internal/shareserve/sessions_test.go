@@ -1,0 +1,148 @@
+package shareserve
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"testing"
+)
+
+func tp(p int32) TopicPartition { return TopicPartition{TopicID: [16]byte{1}, Partition: p} }
+
+func partitionsOf(parts []SessionPartition) []int32 {
+	var out []int32
+	for _, p := range parts {
+		out = append(out, p.Partition)
+	}
+	return out
+}
+
+// Rules of share-groups.md §2.4, one case each.
+func TestShareSessionRules(t *testing.T) {
+	key := SessionKey{"g", "m"}
+	c1, c2 := new(int), new(int) // two connections
+
+	t.Run("open holds exactly the request's partitions, all marked", func(t *testing.T) {
+		s := newSessions(10)
+		parts, err := s.Open(key, c1, []TopicPartition{tp(0), tp(1), tp(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := partitionsOf(parts); !slices.Equal(got, []int32{0, 1}) {
+			t.Fatalf("partitions %v", got)
+		}
+		for _, p := range parts {
+			if !p.MustAppear {
+				t.Fatalf("partition %d of a new session not marked to appear", p.Partition)
+			}
+		}
+	})
+
+	t.Run("incremental epochs must match and bump", func(t *testing.T) {
+		s := newSessions(10)
+		s.Open(key, c1, nil)
+		if _, err := s.Advance(key, 2, nil, nil); !errors.Is(err, ErrInvalidShareSessionEpoch) {
+			t.Fatalf("epoch 2 on a new session: %v", err)
+		}
+		if _, err := s.Advance(key, 1, nil, nil); err != nil {
+			t.Fatalf("epoch 1: %v", err)
+		}
+		if _, err := s.Advance(key, 1, nil, nil); !errors.Is(err, ErrInvalidShareSessionEpoch) {
+			t.Fatalf("epoch 1 again: %v", err)
+		}
+		if _, err := s.Advance(SessionKey{"g", "other"}, 1, nil, nil); !errors.Is(err, ErrShareSessionNotFound) {
+			t.Fatalf("unknown member: %v", err)
+		}
+	})
+
+	t.Run("epoch wraps from max int32 to 1", func(t *testing.T) {
+		if nextEpoch(math.MaxInt32) != 1 || nextEpoch(1) != 2 {
+			t.Fatal("nextEpoch does not wrap to 1")
+		}
+	})
+
+	t.Run("added then forgotten partitions; both lists means removed", func(t *testing.T) {
+		s := newSessions(10)
+		s.Open(key, c1, []TopicPartition{tp(0)})
+		s.responded(key, []TopicPartition{tp(0)}, nil)
+		parts, err := s.Advance(key, 1, []TopicPartition{tp(1), tp(2)}, []TopicPartition{tp(0), tp(2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := partitionsOf(parts); !slices.Equal(got, []int32{1}) {
+			t.Fatalf("partitions %v, want [1]", got)
+		}
+		if !parts[0].MustAppear {
+			t.Fatal("a newly added partition is not marked to appear")
+		}
+	})
+
+	t.Run("appearing clears the mark, failing sets it", func(t *testing.T) {
+		s := newSessions(10)
+		s.Open(key, c1, []TopicPartition{tp(0), tp(1)})
+		s.responded(key, []TopicPartition{tp(0), tp(1)}, nil)
+		s.responded(key, nil, []TopicPartition{tp(1)})
+		parts, _ := s.Advance(key, 1, nil, nil)
+		if parts[0].MustAppear || !parts[1].MustAppear {
+			t.Fatalf("marks %+v", parts)
+		}
+	})
+
+	t.Run("reopening replaces without counting against the limit", func(t *testing.T) {
+		s := newSessions(1)
+		s.Open(key, c1, []TopicPartition{tp(0)})
+		parts, err := s.Open(key, c2, []TopicPartition{tp(3)})
+		if err != nil || !slices.Equal(partitionsOf(parts), []int32{3}) {
+			t.Fatalf("reopen: %v %v", parts, err)
+		}
+		if _, err := s.Open(SessionKey{"g", "m2"}, c1, nil); !errors.Is(err, ErrShareSessionLimit) {
+			t.Fatalf("a second session beyond the limit: %v", err)
+		}
+	})
+
+	t.Run("ShareAcknowledge epochs", func(t *testing.T) {
+		s := newSessions(10)
+		if err := s.Acknowledge(key, 1); !errors.Is(err, ErrShareSessionNotFound) {
+			t.Fatalf("no session: %v", err)
+		}
+		s.Open(key, c1, nil)
+		if err := s.Acknowledge(key, 0); !errors.Is(err, ErrInvalidShareSessionEpoch) {
+			t.Fatalf("epoch 0: %v", err)
+		}
+		if err := s.Acknowledge(key, -1); err != nil {
+			t.Fatalf("epoch -1 with a session: %v", err)
+		}
+		if err := s.Acknowledge(key, 1); err != nil {
+			t.Fatalf("epoch 1 (-1 must not have bumped): %v", err)
+		}
+		if _, err := s.Advance(key, 2, nil, nil); err != nil {
+			t.Fatalf("ShareFetch after an acknowledge bumped to 2: %v", err)
+		}
+	})
+
+	t.Run("close returns the partitions to release", func(t *testing.T) {
+		s := newSessions(10)
+		s.Open(key, c1, []TopicPartition{tp(0), tp(1)})
+		if got := s.close(key); len(got) != 2 {
+			t.Fatalf("close returned %v", got)
+		}
+		if err := s.Exists(key); !errors.Is(err, ErrShareSessionNotFound) {
+			t.Fatalf("after close: %v", err)
+		}
+	})
+
+	t.Run("a closed connection ends only the sessions it opened", func(t *testing.T) {
+		s := newSessions(10)
+		s.Open(key, c1, []TopicPartition{tp(0)})
+		other := SessionKey{"g", "m2"}
+		s.Open(other, c1, []TopicPartition{tp(1)})
+		s.Open(other, c2, []TopicPartition{tp(2)}) // reopened elsewhere
+		closed := s.closedOwner(c1)
+		if len(closed) != 1 || len(closed[key]) != 1 {
+			t.Fatalf("closed %v, want only %v", closed, key)
+		}
+		if s.Count() != 1 || s.Exists(other) != nil {
+			t.Fatal("the session reopened on another connection was closed")
+		}
+	})
+}
