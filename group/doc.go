@@ -39,8 +39,7 @@
 //
 // Member leave and fencing do not touch share partitions (Kafka behaviour):
 // records stay acquired until their locks expire or the share session
-// closes. The OnChange hook tells the broker of membership changes in case it
-// wants to react anyway (metrics, logs, state initialisation).
+// closes, so the broker needs no word of membership changes.
 //
 // Decisions where share-groups.md leaves room:
 //
