@@ -82,8 +82,8 @@ func (s *ShareGroups) Configs() *ConfigStore { return s.configs }
 // Registry returns the group-type registry in use.
 func (s *ShareGroups) Registry() *Registry { return s.registry }
 
-// HeartbeatInput is a ShareGroupHeartbeat request in domain terms.
-type HeartbeatInput struct {
+// ShareHeartbeatInput is a ShareGroupHeartbeat request in domain terms.
+type ShareHeartbeatInput struct {
 	GroupID     string
 	MemberID    string
 	MemberEpoch int32
@@ -97,8 +97,8 @@ type HeartbeatInput struct {
 	ClientHost string
 }
 
-// HeartbeatResult is a successful ShareGroupHeartbeat answer.
-type HeartbeatResult struct {
+// ShareHeartbeatResult is a successful ShareGroupHeartbeat answer.
+type ShareHeartbeatResult struct {
 	MemberEpoch       int32
 	HeartbeatInterval time.Duration // zero on leave
 	// Assignment is nil when the heartbeat need not carry one; otherwise
@@ -132,7 +132,7 @@ func javaLength(s string) int {
 }
 
 // validate makes the request-shape checks of §4.2 in Kafka's order.
-func (in *HeartbeatInput) validate() error {
+func (in *ShareHeartbeatInput) validate() error {
 	if err := CheckMemberID(in.MemberID); err != nil {
 		return err
 	}
@@ -156,14 +156,14 @@ func (in *HeartbeatInput) validate() error {
 
 // Heartbeat handles one ShareGroupHeartbeat at time now (the clock's time).
 // Errors wrap the sentinels of errors.go.
-func (s *ShareGroups) Heartbeat(in HeartbeatInput, now time.Time) (HeartbeatResult, error) {
+func (s *ShareGroups) Heartbeat(in ShareHeartbeatInput, now time.Time) (ShareHeartbeatResult, error) {
 	if err := in.validate(); err != nil {
-		return HeartbeatResult{}, err
+		return ShareHeartbeatResult{}, err
 	}
 	for {
 		g, err := s.lookup(in.GroupID, in.MemberEpoch == 0)
 		if err != nil {
-			return HeartbeatResult{}, err
+			return ShareHeartbeatResult{}, err
 		}
 		g.mu.Lock()
 		if g.deleted {
@@ -199,22 +199,22 @@ func (s *ShareGroups) lookup(id string, create bool) (*shareGroup, error) {
 	return g, nil
 }
 
-func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *HeartbeatInput, now time.Time) (HeartbeatResult, error) {
+func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *ShareHeartbeatInput, now time.Time) (ShareHeartbeatResult, error) {
 	m := g.members[in.MemberID]
 	if m == nil && in.MemberEpoch >= 0 && int32(len(g.members)) >= s.broker.MaxSize {
-		return HeartbeatResult{}, fmt.Errorf("%w: the share group has reached its maximum capacity of %d members", ErrGroupMaxSizeReached, s.broker.MaxSize)
+		return ShareHeartbeatResult{}, fmt.Errorf("%w: the share group has reached its maximum capacity of %d members", ErrGroupMaxSizeReached, s.broker.MaxSize)
 	}
 	if m == nil && in.MemberEpoch != 0 {
-		return HeartbeatResult{}, fmt.Errorf("%w: member %s is not a member of group %s", ErrUnknownMemberID, in.MemberID, g.id)
+		return ShareHeartbeatResult{}, fmt.Errorf("%w: member %s is not a member of group %s", ErrUnknownMemberID, in.MemberID, g.id)
 	}
 
 	if in.MemberEpoch == -1 {
 		g.removeMemberLocked(m, s.timers)
-		return HeartbeatResult{MemberEpoch: -1}, nil
+		return ShareHeartbeatResult{MemberEpoch: -1}, nil
 	}
 
 	if m != nil && (in.MemberEpoch > m.epoch || (in.MemberEpoch < m.epoch && in.MemberEpoch != m.prevEpoch)) {
-		return HeartbeatResult{}, fmt.Errorf("%w: the share group member has epoch %d, the request carried %d", ErrFencedMemberEpoch, m.epoch, in.MemberEpoch)
+		return ShareHeartbeatResult{}, fmt.Errorf("%w: the share group member has epoch %d, the request carried %d", ErrFencedMemberEpoch, m.epoch, in.MemberEpoch)
 	}
 
 	// Accepted: apply the request to the member.
@@ -268,7 +268,7 @@ func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *HeartbeatInput, now tim
 		s.timers.Reset(m.timer, m.deadline)
 	}
 
-	res := HeartbeatResult{MemberEpoch: m.epoch, HeartbeatInterval: cfg.HeartbeatInterval}
+	res := ShareHeartbeatResult{MemberEpoch: m.epoch, HeartbeatInterval: cfg.HeartbeatInterval}
 	if in.MemberEpoch == 0 || in.SubscribedTopicNames != nil || changed {
 		res.Assignment = assignmentList(m.assigned, g.metadata)
 	}
@@ -287,8 +287,8 @@ func (s *ShareGroups) expiry(g *shareGroup, m *shareMember) func() {
 	}
 }
 
-// DescribedMember is one member in ShareGroupDescribe.
-type DescribedMember struct {
+// ShareDescribedMember is one member in ShareGroupDescribe.
+type ShareDescribedMember struct {
 	MemberID             string
 	RackID               *string
 	MemberEpoch          int32
@@ -298,52 +298,52 @@ type DescribedMember struct {
 	Assignment           []TopicPartitions
 }
 
-// DescribedGroup is one group in ShareGroupDescribe. When Err is set
+// ShareDescribedGroup is one group in ShareGroupDescribe. When Err is set
 // (ErrInvalidGroupID or ErrGroupIDNotFound) only GroupID is meaningful.
-type DescribedGroup struct {
+type ShareDescribedGroup struct {
 	GroupID         string
 	Err             error
 	State           ShareGroupState
 	GroupEpoch      int32
 	AssignmentEpoch int32
 	AssignorName    string
-	Members         []DescribedMember // in join order
+	Members         []ShareDescribedMember // in join order
 }
 
 // Describe answers ShareGroupDescribe for ids, in request order.
-func (s *ShareGroups) Describe(ids []string) []DescribedGroup {
-	out := make([]DescribedGroup, 0, len(ids))
+func (s *ShareGroups) Describe(ids []string) []ShareDescribedGroup {
+	out := make([]ShareDescribedGroup, 0, len(ids))
 	for _, id := range ids {
 		out = append(out, s.describeOne(id))
 	}
 	return out
 }
 
-func (s *ShareGroups) describeOne(id string) DescribedGroup {
+func (s *ShareGroups) describeOne(id string) ShareDescribedGroup {
 	if id == "" {
-		return DescribedGroup{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
+		return ShareDescribedGroup{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
 	}
 	g, err := s.lookup(id, false)
 	if err != nil {
 		// Another group type, or missing: Kafka says the same for both.
-		return DescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
+		return ShareDescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.deleted {
-		return DescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
+		return ShareDescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
 	}
-	d := DescribedGroup{
+	d := ShareDescribedGroup{
 		GroupID:         id,
 		State:           g.stateLocked(),
 		GroupEpoch:      g.groupEpoch,
 		AssignmentEpoch: g.assignmentEpoch,
 		AssignorName:    "simple",
-		Members:         make([]DescribedMember, 0, len(g.order)),
+		Members:         make([]ShareDescribedMember, 0, len(g.order)),
 	}
 	for _, mid := range g.order {
 		m := g.members[mid]
-		dm := DescribedMember{
+		dm := ShareDescribedMember{
 			MemberID:             m.id,
 			MemberEpoch:          m.epoch,
 			ClientID:             m.clientID,
@@ -360,28 +360,28 @@ func (s *ShareGroups) describeOne(id string) DescribedGroup {
 	return d
 }
 
-// ListedGroup is one share group in ListGroups (type and protocol type
+// ShareListedGroup is one share group in ListGroups (type and protocol type
 // "share").
-type ListedGroup struct {
+type ShareListedGroup struct {
 	GroupID string
 	State   ShareGroupState
 }
 
 // List returns every share group, sorted by ID. Filtering by type and state
 // is the broker's, since it spans all group types.
-func (s *ShareGroups) List() []ListedGroup {
+func (s *ShareGroups) List() []ShareListedGroup {
 	s.mu.Lock()
 	groups := slices.Collect(maps.Values(s.groups))
 	s.mu.Unlock()
-	out := make([]ListedGroup, 0, len(groups))
+	out := make([]ShareListedGroup, 0, len(groups))
 	for _, g := range groups {
 		g.mu.Lock()
 		if !g.deleted {
-			out = append(out, ListedGroup{GroupID: g.id, State: g.stateLocked()})
+			out = append(out, ShareListedGroup{GroupID: g.id, State: g.stateLocked()})
 		}
 		g.mu.Unlock()
 	}
-	slices.SortFunc(out, func(a, b ListedGroup) int { return strings.Compare(a.GroupID, b.GroupID) })
+	slices.SortFunc(out, func(a, b ShareListedGroup) int { return strings.Compare(a.GroupID, b.GroupID) })
 	return out
 }
 

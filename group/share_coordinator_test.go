@@ -55,7 +55,7 @@ func (e *env) setPartitions(topic string, n int32) {
 	e.topics[topic] = info
 }
 
-func (e *env) hb(in HeartbeatInput) (HeartbeatResult, error) {
+func (e *env) hb(in ShareHeartbeatInput) (ShareHeartbeatResult, error) {
 	if in.GroupID == "" {
 		in.GroupID = "g"
 	}
@@ -63,25 +63,25 @@ func (e *env) hb(in HeartbeatInput) (HeartbeatResult, error) {
 }
 
 // join joins member to g subscribed to topics and returns its epoch.
-func (e *env) join(member string, topics ...string) HeartbeatResult {
+func (e *env) join(member string, topics ...string) ShareHeartbeatResult {
 	e.t.Helper()
-	res, err := e.hb(HeartbeatInput{MemberID: member, SubscribedTopicNames: topics, ClientID: "client-" + member, ClientHost: "/127.0.0.1"})
+	res, err := e.hb(ShareHeartbeatInput{MemberID: member, SubscribedTopicNames: topics, ClientID: "client-" + member, ClientHost: "/127.0.0.1"})
 	if err != nil {
 		e.t.Fatalf("join %s: %v", member, err)
 	}
 	return res
 }
 
-func (e *env) beat(member string, epoch int32) HeartbeatResult {
+func (e *env) beat(member string, epoch int32) ShareHeartbeatResult {
 	e.t.Helper()
-	res, err := e.hb(HeartbeatInput{MemberID: member, MemberEpoch: epoch, ClientID: "client-" + member, ClientHost: "/127.0.0.1"})
+	res, err := e.hb(ShareHeartbeatInput{MemberID: member, MemberEpoch: epoch, ClientID: "client-" + member, ClientHost: "/127.0.0.1"})
 	if err != nil {
 		e.t.Fatalf("heartbeat %s@%d: %v", member, epoch, err)
 	}
 	return res
 }
 
-func (e *env) describe(id string) DescribedGroup {
+func (e *env) describe(id string) ShareDescribedGroup {
 	e.t.Helper()
 	d := e.sg.Describe([]string{id})
 	if len(d) != 1 {
@@ -112,36 +112,36 @@ func TestHeartbeatValidation(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(e *env)
-		in    HeartbeatInput
+		in    ShareHeartbeatInput
 		want  error
 	}{
-		{"member id empty", nil, HeartbeatInput{GroupID: "g", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
-		{"member id too long", nil, HeartbeatInput{GroupID: "g", MemberID: long, SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
-		{"member id of 36 two-unit runes", nil, HeartbeatInput{GroupID: "g", MemberID: strings.Repeat("\U0001F600", 18) + "x", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
-		{"member id blank", nil, HeartbeatInput{GroupID: "g", MemberID: "  ", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
-		{"group id empty", nil, HeartbeatInput{MemberID: "m", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
-		{"rack blank", nil, HeartbeatInput{GroupID: "g", MemberID: "m", RackID: ptr("  "), SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
-		{"epoch below -1", nil, HeartbeatInput{GroupID: "g", MemberID: "m", MemberEpoch: -2}, ErrInvalidRequest},
-		{"join without topics", nil, HeartbeatInput{GroupID: "g", MemberID: "m"}, ErrInvalidRequest},
-		{"join with empty topics", nil, HeartbeatInput{GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{}}, ErrInvalidRequest},
+		{"member id empty", nil, ShareHeartbeatInput{GroupID: "g", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
+		{"member id too long", nil, ShareHeartbeatInput{GroupID: "g", MemberID: long, SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
+		{"member id of 36 two-unit runes", nil, ShareHeartbeatInput{GroupID: "g", MemberID: strings.Repeat("\U0001F600", 18) + "x", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
+		{"member id blank", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "  ", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
+		{"group id empty", nil, ShareHeartbeatInput{MemberID: "m", SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
+		{"rack blank", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m", RackID: ptr("  "), SubscribedTopicNames: []string{"A"}}, ErrInvalidRequest},
+		{"epoch below -1", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m", MemberEpoch: -2}, ErrInvalidRequest},
+		{"join without topics", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m"}, ErrInvalidRequest},
+		{"join with empty topics", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{}}, ErrInvalidRequest},
 		{"field checks before group type", func(e *env) { _ = e.sg.Registry().Claim("g", TypeConsumer) },
-			HeartbeatInput{GroupID: "g", MemberID: "m"}, ErrInvalidRequest},
+			ShareHeartbeatInput{GroupID: "g", MemberID: "m"}, ErrInvalidRequest},
 		{"join on consumer group id", func(e *env) { _ = e.sg.Registry().Claim("g", TypeConsumer) },
-			HeartbeatInput{GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{"A"}}, ErrGroupIDNotFound},
+			ShareHeartbeatInput{GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{"A"}}, ErrGroupIDNotFound},
 		{"join on classic group id", func(e *env) { _ = e.sg.Registry().Claim("g", TypeClassic) },
-			HeartbeatInput{GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{"A"}}, ErrGroupIDNotFound},
-		{"heartbeat to missing group", nil, HeartbeatInput{GroupID: "g", MemberID: "m", MemberEpoch: 1}, ErrGroupIDNotFound},
-		{"leave from missing group", nil, HeartbeatInput{GroupID: "g", MemberID: "m", MemberEpoch: -1}, ErrGroupIDNotFound},
+			ShareHeartbeatInput{GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{"A"}}, ErrGroupIDNotFound},
+		{"heartbeat to missing group", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m", MemberEpoch: 1}, ErrGroupIDNotFound},
+		{"leave from missing group", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m", MemberEpoch: -1}, ErrGroupIDNotFound},
 		{"join beyond max size", func(e *env) { e.join("m1", "A") },
-			HeartbeatInput{GroupID: "g", MemberID: "m2", SubscribedTopicNames: []string{"A"}}, ErrGroupMaxSizeReached},
+			ShareHeartbeatInput{GroupID: "g", MemberID: "m2", SubscribedTopicNames: []string{"A"}}, ErrGroupMaxSizeReached},
 		{"max size before unknown member", func(e *env) { e.join("m1", "A") },
-			HeartbeatInput{GroupID: "g", MemberID: "m2", MemberEpoch: 4}, ErrGroupMaxSizeReached},
+			ShareHeartbeatInput{GroupID: "g", MemberID: "m2", MemberEpoch: 4}, ErrGroupMaxSizeReached},
 		{"leave of unknown member in full group", func(e *env) { e.join("m1", "A") },
-			HeartbeatInput{GroupID: "g", MemberID: "m2", MemberEpoch: -1}, ErrUnknownMemberID},
+			ShareHeartbeatInput{GroupID: "g", MemberID: "m2", MemberEpoch: -1}, ErrUnknownMemberID},
 		{"unknown member", func(e *env) { e.join("m1", "A"); e.beat("m1", -1) },
-			HeartbeatInput{GroupID: "g", MemberID: "m2", MemberEpoch: 1}, ErrUnknownMemberID},
+			ShareHeartbeatInput{GroupID: "g", MemberID: "m2", MemberEpoch: 1}, ErrUnknownMemberID},
 		{"epoch ahead of member", func(e *env) { e.join("m1", "A") },
-			HeartbeatInput{GroupID: "g", MemberID: "m1", MemberEpoch: 2}, ErrFencedMemberEpoch},
+			ShareHeartbeatInput{GroupID: "g", MemberID: "m1", MemberEpoch: 2}, ErrFencedMemberEpoch},
 		{"epoch behind and not previous", func(e *env) {
 			e.sg.broker.MaxSize = 3
 			e.join("m1", "A")
@@ -149,7 +149,7 @@ func TestHeartbeatValidation(t *testing.T) {
 			e.beat("m1", 1) // m1: 1 -> 2, previous 1
 			e.join("m3", "A")
 			e.beat("m1", 2) // m1: 2 -> 3, previous 2
-		}, HeartbeatInput{GroupID: "g", MemberID: "m1", MemberEpoch: 1}, ErrFencedMemberEpoch},
+		}, ShareHeartbeatInput{GroupID: "g", MemberID: "m1", MemberEpoch: 1}, ErrFencedMemberEpoch},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -223,7 +223,7 @@ func TestHeartbeatEpochsJoinLeaveRejoin(t *testing.T) {
 		t.Fatalf("m2 rejoin: %+v", r)
 	}
 	// m1's previous epoch is 1: a rejoin with epoch 0 is fenced.
-	if _, err := e.hb(HeartbeatInput{MemberID: "m1", SubscribedTopicNames: []string{"A", "B"}}); !errors.Is(err, ErrFencedMemberEpoch) {
+	if _, err := e.hb(ShareHeartbeatInput{MemberID: "m1", SubscribedTopicNames: []string{"A", "B"}}); !errors.Is(err, ErrFencedMemberEpoch) {
 		t.Fatalf("m1 rejoin: %v", err)
 	}
 
@@ -264,11 +264,11 @@ func TestHeartbeatSubscriptionAndMetadataChanges(t *testing.T) {
 
 	// Same topics in another order with a duplicate: no change, but a
 	// full heartbeat still carries the assignment.
-	r, err := e.hb(HeartbeatInput{MemberID: "m1", MemberEpoch: 1, SubscribedTopicNames: []string{"A", "A"}})
+	r, err := e.hb(ShareHeartbeatInput{MemberID: "m1", MemberEpoch: 1, SubscribedTopicNames: []string{"A", "A"}})
 	if err != nil || r.MemberEpoch != 1 || fmtAssignment(r.Assignment) != "A0,A1" {
 		t.Fatalf("same subscription: %+v %v", r, err)
 	}
-	r, err = e.hb(HeartbeatInput{MemberID: "m1", MemberEpoch: 1, SubscribedTopicNames: []string{"B", "A"}})
+	r, err = e.hb(ShareHeartbeatInput{MemberID: "m1", MemberEpoch: 1, SubscribedTopicNames: []string{"B", "A"}})
 	if err != nil || r.MemberEpoch != 2 || fmtAssignment(r.Assignment) != "A0,A1,B0" {
 		t.Fatalf("subscribe to B: %+v %v", r, err)
 	}
@@ -279,7 +279,7 @@ func TestHeartbeatSubscriptionAndMetadataChanges(t *testing.T) {
 		t.Fatalf("partition added: %+v %s", r, fmtAssignment(r.Assignment))
 	}
 	// A subscribed topic that does not exist yet is assigned once created.
-	r, _ = e.hb(HeartbeatInput{MemberID: "m1", MemberEpoch: 3, SubscribedTopicNames: []string{"D"}})
+	r, _ = e.hb(ShareHeartbeatInput{MemberID: "m1", MemberEpoch: 3, SubscribedTopicNames: []string{"D"}})
 	if r.MemberEpoch != 4 || fmtAssignment(r.Assignment) != "" || r.Assignment == nil {
 		t.Fatalf("subscribe to missing D: %+v", r)
 	}
@@ -289,7 +289,7 @@ func TestHeartbeatSubscriptionAndMetadataChanges(t *testing.T) {
 		t.Fatalf("D created: %+v %s", r, fmtAssignment(r.Assignment))
 	}
 	// Rack set, then unchanged when null; blank refused (validation test).
-	if _, err := e.hb(HeartbeatInput{MemberID: "m1", MemberEpoch: 5, RackID: ptr("r1")}); err != nil {
+	if _, err := e.hb(ShareHeartbeatInput{MemberID: "m1", MemberEpoch: 5, RackID: ptr("r1")}); err != nil {
 		t.Fatal(err)
 	}
 	e.beat("m1", 5)
@@ -309,10 +309,10 @@ func TestSessionTimeout(t *testing.T) {
 		}
 		e.clock.Advance(time.Millisecond)
 		d := e.describe("g")
-		if len(d.Members) != 0 || d.State != ShareGroupEmpty || d.GroupEpoch != 4 {
+		if len(d.Members) != 0 || d.State != ShareEmpty || d.GroupEpoch != 4 {
 			t.Fatalf("after timeout: %+v", d)
 		}
-		if _, err := e.hb(HeartbeatInput{MemberID: "m1", MemberEpoch: 1}); !errors.Is(err, ErrUnknownMemberID) {
+		if _, err := e.hb(ShareHeartbeatInput{MemberID: "m1", MemberEpoch: 1}); !errors.Is(err, ErrUnknownMemberID) {
 			t.Fatalf("fenced member heartbeat: %v", err)
 		}
 		// Clients rejoin with epoch 0 and the same ID.
@@ -392,7 +392,7 @@ func TestSessionTimeout(t *testing.T) {
 func TestDescribeListDelete(t *testing.T) {
 	e := newEnv(t, nil)
 	e.join("m1", "B", "A")
-	if _, err := e.hb(HeartbeatInput{GroupID: "h", MemberID: "x", SubscribedTopicNames: []string{"C"}, RackID: ptr("rack-x"), ClientID: "cx", ClientHost: "/10.0.0.1"}); err != nil {
+	if _, err := e.hb(ShareHeartbeatInput{GroupID: "h", MemberID: "x", SubscribedTopicNames: []string{"C"}, RackID: ptr("rack-x"), ClientID: "cx", ClientHost: "/10.0.0.1"}); err != nil {
 		t.Fatal(err)
 	}
 	e.beat("m1", 1)
@@ -405,7 +405,7 @@ func TestDescribeListDelete(t *testing.T) {
 		t.Fatalf("%d groups", len(got))
 	}
 	g := got[0]
-	if g.Err != nil || g.GroupID != "g" || g.State != ShareGroupStable || g.GroupEpoch != 1 || g.AssignmentEpoch != 1 || g.AssignorName != "simple" || len(g.Members) != 1 {
+	if g.Err != nil || g.GroupID != "g" || g.State != ShareStable || g.GroupEpoch != 1 || g.AssignmentEpoch != 1 || g.AssignorName != "simple" || len(g.Members) != 1 {
 		t.Fatalf("g: %+v", g)
 	}
 	m := g.Members[0]
@@ -470,7 +470,7 @@ func TestGroupTypeExclusivity(t *testing.T) {
 	if err := reg.Claim("c", TypeConsumer); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.hb(HeartbeatInput{GroupID: "c", MemberID: "m", SubscribedTopicNames: []string{"A"}}); !errors.Is(err, ErrGroupIDNotFound) {
+	if _, err := e.hb(ShareHeartbeatInput{GroupID: "c", MemberID: "m", SubscribedTopicNames: []string{"A"}}); !errors.Is(err, ErrGroupIDNotFound) {
 		t.Fatalf("share heartbeat on consumer group: %v", err)
 	}
 	if d := e.describe("c"); !errors.Is(d.Err, ErrGroupIDNotFound) {
@@ -501,15 +501,15 @@ func TestConcurrentHeartbeats(t *testing.T) {
 			id := fmt.Sprintf("m%d", w)
 			group := fmt.Sprintf("g%d", w%2)
 			for i := 0; i < 50; i++ {
-				r, err := e.sg.Heartbeat(HeartbeatInput{GroupID: group, MemberID: id, SubscribedTopicNames: []string{"A", "C"}}, e.clock.Now())
+				r, err := e.sg.Heartbeat(ShareHeartbeatInput{GroupID: group, MemberID: id, SubscribedTopicNames: []string{"A", "C"}}, e.clock.Now())
 				if err != nil {
 					continue // fenced by an epoch race: rejoin next round
 				}
-				_, _ = e.sg.Heartbeat(HeartbeatInput{GroupID: group, MemberID: id, MemberEpoch: r.MemberEpoch}, e.clock.Now())
+				_, _ = e.sg.Heartbeat(ShareHeartbeatInput{GroupID: group, MemberID: id, MemberEpoch: r.MemberEpoch}, e.clock.Now())
 				_ = e.sg.Describe([]string{group})
 				_ = e.sg.List()
 				if i%10 == 0 {
-					_, _ = e.sg.Heartbeat(HeartbeatInput{GroupID: group, MemberID: id, MemberEpoch: -1}, e.clock.Now())
+					_, _ = e.sg.Heartbeat(ShareHeartbeatInput{GroupID: group, MemberID: id, MemberEpoch: -1}, e.clock.Now())
 				}
 			}
 		}()
@@ -537,7 +537,7 @@ func TestRequireEmpty(t *testing.T) {
 	if err := s.RequireEmpty("created", true); err != nil {
 		t.Fatalf("missing group with create: %v", err)
 	}
-	if got := s.List(); len(got) != 1 || got[0].GroupID != "created" || got[0].State != ShareGroupEmpty {
+	if got := s.List(); len(got) != 1 || got[0].GroupID != "created" || got[0].State != ShareEmpty {
 		t.Fatalf("after create: %+v", got)
 	}
 	if err := s.RequireEmpty("created", false); err != nil {

@@ -16,8 +16,8 @@ type ShareGroupState string
 // Share group states (share-groups.md §4.3). Dead exists only as the
 // DescribeGroups placeholder, which the broker writes itself.
 const (
-	ShareGroupEmpty  ShareGroupState = "Empty"
-	ShareGroupStable ShareGroupState = "Stable"
+	ShareEmpty  ShareGroupState = "Empty"
+	ShareStable ShareGroupState = "Stable"
 )
 
 // shareGroup is one share group. Every field is guarded by mu, which is
@@ -58,9 +58,9 @@ type shareMember struct {
 
 func (g *shareGroup) stateLocked() ShareGroupState {
 	if len(g.members) == 0 {
-		return ShareGroupEmpty
+		return ShareEmpty
 	}
-	return ShareGroupStable
+	return ShareStable
 }
 
 // subscribedTopicsLocked is the union of the members' subscriptions, sorted.
