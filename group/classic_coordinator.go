@@ -99,8 +99,8 @@ func (s *ClassicGroups) Close() {
 	for _, g := range groups {
 		g.mu.Lock()
 		for _, m := range g.members {
-			answerJoin(m, JoinOutcome{JoinResult: JoinResult{MemberID: m.id, Generation: -1}, Err: err})
-			answerSync(m, SyncOutcome{Err: err})
+			answerJoin(m, ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: m.id, Generation: -1}, Err: err})
+			answerSync(m, ClassicSyncOutcome{Err: err})
 		}
 		g.mu.Unlock()
 	}
@@ -201,8 +201,8 @@ func (s *ClassicGroups) touchLocked(m *classicMember, now time.Time) {
 // removeMemberLocked drops m from g, answering its waiting requests with
 // err. It does not start a rebalance: see rebalanceAfterRemovalLocked.
 func (s *ClassicGroups) removeMemberLocked(g *classicGroup, m *classicMember, err error) {
-	answerJoin(m, JoinOutcome{JoinResult: JoinResult{MemberID: m.id, Generation: -1}, Err: err})
-	answerSync(m, SyncOutcome{Err: err})
+	answerJoin(m, ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: m.id, Generation: -1}, Err: err})
+	answerSync(m, ClassicSyncOutcome{Err: err})
 	s.timers.Cancel(m.timer)
 	delete(g.members, m.id)
 	delete(g.pendingSync, m.id)

@@ -53,9 +53,9 @@ func (s *ClassicGroups) expireSession(g *classicGroup, m *classicMember) {
 	s.rebalanceAfterRemovalLocked(g, now)
 }
 
-// LeavingMember is one member of a LeaveGroup request: v0-v2 carry a member
-// ID, v3+ a batch of member IDs and/or group instance IDs.
-type LeavingMember struct {
+// ClassicLeavingMember is one member of a LeaveGroup request: v0-v2 carry a
+// member ID, v3+ a batch of member IDs and/or group instance IDs.
+type ClassicLeavingMember struct {
 	MemberID   string
 	InstanceID *string
 }
@@ -63,7 +63,7 @@ type LeavingMember struct {
 // Leave handles LeaveGroup (leave, static-leave): each member is removed or
 // gets its own error, in request order; then the group rebalances once. The
 // error is the group's: the group does not exist.
-func (s *ClassicGroups) Leave(groupID string, members []LeavingMember) ([]error, error) {
+func (s *ClassicGroups) Leave(groupID string, members []ClassicLeavingMember) ([]error, error) {
 	if groupID == "" {
 		return nil, fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
 	}
@@ -84,7 +84,7 @@ func (s *ClassicGroups) Leave(groupID string, members []LeavingMember) ([]error,
 	return errs, err
 }
 
-func (s *ClassicGroups) leaveOneLocked(g *classicGroup, lm LeavingMember) error {
+func (s *ClassicGroups) leaveOneLocked(g *classicGroup, lm ClassicLeavingMember) error {
 	reason := fmt.Errorf("%w: member left the group", ErrUnknownMemberID)
 	if lm.MemberID == "" {
 		// An administrative removal by instance ID.

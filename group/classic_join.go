@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// JoinInput is a JoinGroup request in domain terms.
-type JoinInput struct {
+// ClassicJoinInput is a JoinGroup request in domain terms.
+type ClassicJoinInput struct {
 	GroupID    string
 	MemberID   string // empty for a new member
 	InstanceID *string
@@ -20,15 +20,16 @@ type JoinInput struct {
 	// the session timeout.
 	RebalanceTimeout time.Duration
 	ProtocolType     string
-	Protocols        []Protocol // in the member's order of preference
+	Protocols        []ClassicProtocol // in the member's order of preference
 	// RequireKnownMemberID is set from JoinGroup v4: a new dynamic member
 	// gets ErrMemberIDRequired and a member ID to join with.
 	RequireKnownMemberID bool
 }
 
-// JoinResult is a JoinGroup answer. With an error only MemberID (the ID to
-// join with after ErrMemberIDRequired) and Generation (-1) are meaningful.
-type JoinResult struct {
+// ClassicJoinResult is a JoinGroup answer. With an error only MemberID (the
+// ID to join with after ErrMemberIDRequired) and Generation (-1) are
+// meaningful.
+type ClassicJoinResult struct {
 	MemberID     string
 	Generation   int32
 	ProtocolType string
@@ -39,23 +40,23 @@ type JoinResult struct {
 	SkipAssignment bool
 	// Members is the leader's alone: every member with its metadata for
 	// the chosen protocol, in join order.
-	Members []JoinedMember
+	Members []ClassicJoinedMember
 }
 
-// JoinedMember is one member in the leader's JoinGroup answer.
-type JoinedMember struct {
+// ClassicJoinedMember is one member in the leader's JoinGroup answer.
+type ClassicJoinedMember struct {
 	MemberID   string
 	InstanceID *string
 	Metadata   []byte
 }
 
-// JoinOutcome is what a Join channel receives.
-type JoinOutcome struct {
-	JoinResult
+// ClassicJoinOutcome is what a Join channel receives.
+type ClassicJoinOutcome struct {
+	ClassicJoinResult
 	Err error
 }
 
-func answerJoin(m *classicMember, out JoinOutcome) {
+func answerJoin(m *classicMember, out ClassicJoinOutcome) {
 	if m.join != nil {
 		m.join <- out
 		m.join = nil
@@ -64,10 +65,10 @@ func answerJoin(m *classicMember, out JoinOutcome) {
 
 // Join handles one JoinGroup. The returned channel receives the answer
 // exactly once (see ClassicGroups). Protocol metadata is copied.
-func (s *ClassicGroups) Join(in JoinInput) <-chan JoinOutcome {
-	ch := make(chan JoinOutcome, 1)
-	fail := func(memberID string, err error) <-chan JoinOutcome {
-		ch <- JoinOutcome{JoinResult: JoinResult{MemberID: memberID, Generation: -1}, Err: err}
+func (s *ClassicGroups) Join(in ClassicJoinInput) <-chan ClassicJoinOutcome {
+	ch := make(chan ClassicJoinOutcome, 1)
+	fail := func(memberID string, err error) <-chan ClassicJoinOutcome {
+		ch <- ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: memberID, Generation: -1}, Err: err}
 		return ch
 	}
 	switch {
@@ -79,9 +80,9 @@ func (s *ClassicGroups) Join(in JoinInput) <-chan JoinOutcome {
 	case in.ProtocolType == "" || len(in.Protocols) == 0:
 		return fail(in.MemberID, fmt.Errorf("%w: a member needs a protocol type and at least one protocol", ErrInconsistentGroupProtocol))
 	}
-	protocols := make([]Protocol, len(in.Protocols))
+	protocols := make([]ClassicProtocol, len(in.Protocols))
 	for i, p := range in.Protocols {
-		protocols[i] = Protocol{Name: p.Name, Metadata: slices.Clone(p.Metadata)}
+		protocols[i] = ClassicProtocol{Name: p.Name, Metadata: slices.Clone(p.Metadata)}
 	}
 	in.Protocols = protocols
 	err := s.withGroupFrom(s.lookupJoining, in.GroupID, in.MemberID == "", nil, func(g *classicGroup) error {
@@ -98,10 +99,10 @@ func (s *ClassicGroups) Join(in JoinInput) <-chan JoinOutcome {
 	return ch
 }
 
-func (s *ClassicGroups) joinLocked(g *classicGroup, in *JoinInput, ch chan JoinOutcome) {
+func (s *ClassicGroups) joinLocked(g *classicGroup, in *ClassicJoinInput, ch chan ClassicJoinOutcome) {
 	now := s.clock.Now()
 	fail := func(memberID string, err error) {
-		ch <- JoinOutcome{JoinResult: JoinResult{MemberID: memberID, Generation: -1}, Err: err}
+		ch <- ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: memberID, Generation: -1}, Err: err}
 	}
 	if !g.supportsLocked(in.ProtocolType, in.Protocols) {
 		fail(in.MemberID, fmt.Errorf("%w: group %s uses protocol type %q with protocols no member of it shares with the request",
@@ -166,7 +167,7 @@ func (s *ClassicGroups) joinLocked(g *classicGroup, in *JoinInput, ch chan JoinO
 		if m.sameProtocols(in.Protocols) {
 			// The member lost the round's answer; give it again.
 			s.touchLocked(m, now)
-			ch <- JoinOutcome{JoinResult: g.joinResultLocked(m.id, false)}
+			ch <- ClassicJoinOutcome{ClassicJoinResult: g.joinResultLocked(m.id, false)}
 			return
 		}
 		s.updateMemberLocked(g, m, in, ch, now)
@@ -180,7 +181,7 @@ func (s *ClassicGroups) joinLocked(g *classicGroup, in *JoinInput, ch chan JoinO
 			return
 		}
 		s.touchLocked(m, now)
-		ch <- JoinOutcome{JoinResult: g.joinResultLocked(m.id, false)}
+		ch <- ClassicJoinOutcome{ClassicJoinResult: g.joinResultLocked(m.id, false)}
 	default:
 		fail(in.MemberID, errUnknownMember(g.id, in.MemberID))
 	}
@@ -206,8 +207,8 @@ func (s *ClassicGroups) acceptsNewMemberLocked(g *classicGroup) bool {
 
 // joinResultLocked is the round's answer for member id; the leader gets the
 // member list.
-func (g *classicGroup) joinResultLocked(id string, skipAssignment bool) JoinResult {
-	r := JoinResult{
+func (g *classicGroup) joinResultLocked(id string, skipAssignment bool) ClassicJoinResult {
+	r := ClassicJoinResult{
 		MemberID:       id,
 		Generation:     g.generation,
 		ProtocolType:   g.protocolType,
@@ -216,16 +217,16 @@ func (g *classicGroup) joinResultLocked(id string, skipAssignment bool) JoinResu
 		SkipAssignment: skipAssignment,
 	}
 	if id == g.leader {
-		r.Members = make([]JoinedMember, 0, len(g.order))
+		r.Members = make([]ClassicJoinedMember, 0, len(g.order))
 		for _, mid := range g.order {
 			m := g.members[mid]
-			r.Members = append(r.Members, JoinedMember{MemberID: m.id, InstanceID: m.instanceID, Metadata: m.metadataFor(g.protocol)})
+			r.Members = append(r.Members, ClassicJoinedMember{MemberID: m.id, InstanceID: m.instanceID, Metadata: m.metadataFor(g.protocol)})
 		}
 	}
 	return r
 }
 
-func (s *ClassicGroups) addMemberLocked(g *classicGroup, id string, in *JoinInput, ch chan JoinOutcome, now time.Time) {
+func (s *ClassicGroups) addMemberLocked(g *classicGroup, id string, in *ClassicJoinInput, ch chan ClassicJoinOutcome, now time.Time) {
 	m := &classicMember{id: id, join: ch}
 	if in.InstanceID != nil {
 		inst := *in.InstanceID
@@ -257,11 +258,11 @@ func (s *ClassicGroups) addMemberLocked(g *classicGroup, id string, in *JoinInpu
 
 // updateMemberLocked applies a rejoin of m: new protocols and timeouts, and
 // m now awaits the round.
-func (s *ClassicGroups) updateMemberLocked(g *classicGroup, m *classicMember, in *JoinInput, ch chan JoinOutcome, now time.Time) {
+func (s *ClassicGroups) updateMemberLocked(g *classicGroup, m *classicMember, in *ClassicJoinInput, ch chan ClassicJoinOutcome, now time.Time) {
 	if m.join != nil {
 		// An older JoinGroup of the same member is still waiting (sent
 		// on another connection); it will never be the member's answer.
-		answerJoin(m, JoinOutcome{JoinResult: JoinResult{MemberID: m.id, Generation: -1},
+		answerJoin(m, ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: m.id, Generation: -1},
 			Err: fmt.Errorf("%w: the member joined again", ErrRebalanceInProgress)})
 	}
 	m.protocols = in.Protocols
@@ -273,10 +274,10 @@ func (s *ClassicGroups) updateMemberLocked(g *classicGroup, m *classicMember, in
 
 // replaceStaticLocked is static-rejoin: the instance's new member ID takes
 // the old one's place, keeping its assignment; the old member ID is fenced.
-func (s *ClassicGroups) replaceStaticLocked(g *classicGroup, old *classicMember, id string, in *JoinInput, ch chan JoinOutcome, now time.Time) {
+func (s *ClassicGroups) replaceStaticLocked(g *classicGroup, old *classicMember, id string, in *ClassicJoinInput, ch chan ClassicJoinOutcome, now time.Time) {
 	fenced := errFenced(*in.InstanceID, old.id)
-	answerJoin(old, JoinOutcome{JoinResult: JoinResult{MemberID: old.id, Generation: -1}, Err: fenced})
-	answerSync(old, SyncOutcome{Err: fenced})
+	answerJoin(old, ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: old.id, Generation: -1}, Err: fenced})
+	answerSync(old, ClassicSyncOutcome{Err: fenced})
 	s.timers.Cancel(old.timer)
 
 	m := &classicMember{
@@ -309,7 +310,7 @@ func (s *ClassicGroups) replaceStaticLocked(g *classicGroup, old *classicMember,
 			// No rebalance: the member gets the current generation back
 			// and its old assignment from SyncGroup.
 			g.refreshSubscribedLocked()
-			ch <- JoinOutcome{JoinResult: g.joinResultLocked(id, id == g.leader)}
+			ch <- ClassicJoinOutcome{ClassicJoinResult: g.joinResultLocked(id, id == g.leader)}
 			return
 		}
 		m.join = ch
@@ -366,7 +367,7 @@ func (s *ClassicGroups) prepareRebalanceLocked(g *classicGroup, now time.Time) {
 		err := fmt.Errorf("%w: group %s is rebalancing again", ErrRebalanceInProgress, g.id)
 		for _, m := range g.members {
 			m.assignment = nil
-			answerSync(m, SyncOutcome{Err: err})
+			answerSync(m, ClassicSyncOutcome{Err: err})
 		}
 	}
 	g.pendingSync = nil
@@ -431,7 +432,7 @@ func (s *ClassicGroups) completeJoinLocked(g *classicGroup, now time.Time) {
 		m := g.members[id]
 		g.pendingSync[id] = true
 		s.touchLocked(m, now)
-		answerJoin(m, JoinOutcome{JoinResult: g.joinResultLocked(id, false)})
+		answerJoin(m, ClassicJoinOutcome{ClassicJoinResult: g.joinResultLocked(id, false)})
 	}
 	s.scheduleRoundLocked(g, now.Add(g.rebalanceTimeoutLocked()), s.expirePendingSyncLocked)
 }

@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// SyncInput is a SyncGroup request in domain terms.
-type SyncInput struct {
+// ClassicSyncInput is a SyncGroup request in domain terms.
+type ClassicSyncInput struct {
 	GroupID    string
 	MemberID   string
 	InstanceID *string
@@ -20,20 +20,20 @@ type SyncInput struct {
 	Assignments map[string][]byte
 }
 
-// SyncResult is a SyncGroup answer.
-type SyncResult struct {
+// ClassicSyncResult is a SyncGroup answer.
+type ClassicSyncResult struct {
 	ProtocolType string
 	Protocol     string
 	Assignment   []byte
 }
 
-// SyncOutcome is what a Sync channel receives.
-type SyncOutcome struct {
-	SyncResult
+// ClassicSyncOutcome is what a Sync channel receives.
+type ClassicSyncOutcome struct {
+	ClassicSyncResult
 	Err error
 }
 
-func answerSync(m *classicMember, out SyncOutcome) {
+func answerSync(m *classicMember, out ClassicSyncOutcome) {
 	if m.sync != nil {
 		m.sync <- out
 		m.sync = nil
@@ -43,22 +43,22 @@ func answerSync(m *classicMember, out SyncOutcome) {
 // Sync handles one SyncGroup. The returned channel receives the answer
 // exactly once; a follower's waits for the leader's SyncGroup (sync).
 // Assignments are copied.
-func (s *ClassicGroups) Sync(in SyncInput) <-chan SyncOutcome {
-	ch := make(chan SyncOutcome, 1)
+func (s *ClassicGroups) Sync(in ClassicSyncInput) <-chan ClassicSyncOutcome {
+	ch := make(chan ClassicSyncOutcome, 1)
 	if in.GroupID == "" {
-		ch <- SyncOutcome{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
+		ch <- ClassicSyncOutcome{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
 		return ch
 	}
 	err := s.withGroup(in.GroupID, false, errUnknownMember(in.GroupID, in.MemberID), func(g *classicGroup) error {
 		return s.syncLocked(g, &in, ch)
 	})
 	if err != nil {
-		ch <- SyncOutcome{Err: err}
+		ch <- ClassicSyncOutcome{Err: err}
 	}
 	return ch
 }
 
-func (s *ClassicGroups) syncLocked(g *classicGroup, in *SyncInput, ch chan SyncOutcome) error {
+func (s *ClassicGroups) syncLocked(g *classicGroup, in *ClassicSyncInput, ch chan ClassicSyncOutcome) error {
 	if err := s.checkGenerationLocked(g, in.MemberID, in.InstanceID, in.Generation); err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func (s *ClassicGroups) syncLocked(g *classicGroup, in *SyncInput, ch chan SyncO
 		return fmt.Errorf("%w: group %s is rebalancing; rejoin", ErrRebalanceInProgress, g.id)
 	case ClassicCompletingRebalance:
 		if m.sync != nil {
-			answerSync(m, SyncOutcome{Err: fmt.Errorf("%w: the member synced again", ErrRebalanceInProgress)})
+			answerSync(m, ClassicSyncOutcome{Err: fmt.Errorf("%w: the member synced again", ErrRebalanceInProgress)})
 		}
 		m.sync = ch
 		delete(g.pendingSync, m.id)
@@ -83,14 +83,14 @@ func (s *ClassicGroups) syncLocked(g *classicGroup, in *SyncInput, ch chan SyncO
 			}
 			g.setStateLocked(ClassicStable, now)
 			for _, om := range g.members {
-				answerSync(om, SyncOutcome{SyncResult: SyncResult{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: om.assignment}})
+				answerSync(om, ClassicSyncOutcome{ClassicSyncResult: ClassicSyncResult{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: om.assignment}})
 			}
 		}
 		return nil
 	case ClassicStable:
 		delete(g.pendingSync, m.id)
 		s.touchLocked(m, now)
-		ch <- SyncOutcome{SyncResult: SyncResult{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: m.assignment}}
+		ch <- ClassicSyncOutcome{ClassicSyncResult: ClassicSyncResult{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: m.assignment}}
 		return nil
 	}
 	return errUnknownMember(g.id, in.MemberID)

@@ -73,7 +73,7 @@ func (g *classicGroup) checkLocked() error {
 			return fmt.Errorf("member %q awaits JoinGroup outside PreparingRebalance", id)
 		case m.sync != nil && g.state != ClassicCompletingRebalance:
 			return fmt.Errorf("member %q awaits SyncGroup outside CompletingRebalance", id)
-		case (g.state == ClassicCompletingRebalance || g.state == ClassicStable) && !slices.ContainsFunc(m.protocols, func(p Protocol) bool { return p.Name == g.protocol }):
+		case (g.state == ClassicCompletingRebalance || g.state == ClassicStable) && !slices.ContainsFunc(m.protocols, func(p ClassicProtocol) bool { return p.Name == g.protocol }):
 			return fmt.Errorf("member %q does not support the group's protocol %q", id, g.protocol)
 		}
 	}
