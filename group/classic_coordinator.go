@@ -99,7 +99,7 @@ func (s *ClassicGroups) Close() {
 	for _, g := range groups {
 		g.mu.Lock()
 		for _, m := range g.members {
-			answerJoin(m, ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: m.id, Generation: -1}, Err: err})
+			answerJoin(m, joinFailed(m.id, err))
 			answerSync(m, ClassicSyncOutcome{Err: err})
 		}
 		g.mu.Unlock()
@@ -201,7 +201,7 @@ func (s *ClassicGroups) touchLocked(m *classicMember, now time.Time) {
 // removeMemberLocked drops m from g, answering its waiting requests with
 // err. It does not start a rebalance: see rebalanceAfterRemovalLocked.
 func (s *ClassicGroups) removeMemberLocked(g *classicGroup, m *classicMember, err error) {
-	answerJoin(m, ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: m.id, Generation: -1}, Err: err})
+	answerJoin(m, joinFailed(m.id, err))
 	answerSync(m, ClassicSyncOutcome{Err: err})
 	s.timers.Cancel(m.timer)
 	delete(g.members, m.id)

@@ -56,6 +56,12 @@ type ClassicJoinOutcome struct {
 	Err error
 }
 
+// joinFailed is the answer of a JoinGroup that failed with err, whose
+// member ID is memberID (see ClassicJoinResult).
+func joinFailed(memberID string, err error) ClassicJoinOutcome {
+	return ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: memberID, Generation: -1}, Err: err}
+}
+
 func answerJoin(m *classicMember, out ClassicJoinOutcome) {
 	if m.join != nil {
 		m.join <- out
@@ -68,7 +74,7 @@ func answerJoin(m *classicMember, out ClassicJoinOutcome) {
 func (s *ClassicGroups) Join(in ClassicJoinInput) <-chan ClassicJoinOutcome {
 	ch := make(chan ClassicJoinOutcome, 1)
 	fail := func(memberID string, err error) <-chan ClassicJoinOutcome {
-		ch <- ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: memberID, Generation: -1}, Err: err}
+		ch <- joinFailed(memberID, err)
 		return ch
 	}
 	switch {
@@ -102,7 +108,7 @@ func (s *ClassicGroups) Join(in ClassicJoinInput) <-chan ClassicJoinOutcome {
 func (s *ClassicGroups) joinLocked(g *classicGroup, in *ClassicJoinInput, ch chan ClassicJoinOutcome) {
 	now := s.clock.Now()
 	fail := func(memberID string, err error) {
-		ch <- ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: memberID, Generation: -1}, Err: err}
+		ch <- joinFailed(memberID, err)
 	}
 	if !g.supportsLocked(in.ProtocolType, in.Protocols) {
 		fail(in.MemberID, fmt.Errorf("%w: group %s uses protocol type %q with protocols no member of it shares with the request",
@@ -262,8 +268,7 @@ func (s *ClassicGroups) updateMemberLocked(g *classicGroup, m *classicMember, in
 	if m.join != nil {
 		// An older JoinGroup of the same member is still waiting (sent
 		// on another connection); it will never be the member's answer.
-		answerJoin(m, ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: m.id, Generation: -1},
-			Err: fmt.Errorf("%w: the member joined again", ErrRebalanceInProgress)})
+		answerJoin(m, joinFailed(m.id, fmt.Errorf("%w: the member joined again", ErrRebalanceInProgress)))
 	}
 	m.protocols = in.Protocols
 	m.sessionTimeout, m.rebalanceTimeout = in.SessionTimeout, in.RebalanceTimeout
@@ -276,7 +281,7 @@ func (s *ClassicGroups) updateMemberLocked(g *classicGroup, m *classicMember, in
 // the old one's place, keeping its assignment; the old member ID is fenced.
 func (s *ClassicGroups) replaceStaticLocked(g *classicGroup, old *classicMember, id string, in *ClassicJoinInput, ch chan ClassicJoinOutcome, now time.Time) {
 	fenced := errFenced(*in.InstanceID, old.id)
-	answerJoin(old, ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: old.id, Generation: -1}, Err: fenced})
+	answerJoin(old, joinFailed(old.id, fenced))
 	answerSync(old, ClassicSyncOutcome{Err: fenced})
 	s.timers.Cancel(old.timer)
 
