@@ -11,22 +11,22 @@ import (
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
-// cenv is a ClassicGroups on a manual clock with topics t (3 partitions) and
+// classicEnv is a ClassicGroups on a manual clock with topics t (3 partitions) and
 // u (1 partition), and member IDs client-1, client-2, ... in order.
-type cenv struct {
+type classicEnv struct {
 	t     *testing.T
 	clock *locktimer.ManualClock
 	cg    *ClassicGroups
 	reg   *Registry
 }
 
-func newClassicEnv(t *testing.T, change func(*ClassicConfig)) *cenv {
+func newClassicEnv(t *testing.T, change func(*ClassicConfig)) *classicEnv {
 	t.Helper()
 	cfg := DefaultClassicConfig()
 	if change != nil {
 		change(&cfg)
 	}
-	e := &cenv{t: t, clock: locktimer.NewManualClock(t0), reg: NewRegistry()}
+	e := &classicEnv{t: t, clock: locktimer.NewManualClock(t0), reg: NewRegistry()}
 	var mu sync.Mutex
 	n := 0
 	cg, err := NewClassicGroups(ClassicOptions{
@@ -96,7 +96,7 @@ func waiting[T any](t *testing.T, ch <-chan T) {
 // stable forms group g of n dynamic members (pre-v4 joins at once, the
 // initial delay passes, the leader assigns "a-<id>") and returns their IDs,
 // leader first.
-func (e *cenv) stable(g string, n int) []string {
+func (e *classicEnv) stable(g string, n int) []string {
 	e.t.Helper()
 	var chans []<-chan ClassicJoinOutcome
 	for range n {
@@ -133,20 +133,20 @@ func (e *cenv) stable(g string, n int) []string {
 	return ids
 }
 
-func (e *cenv) group(id string) *classicGroup {
+func (e *classicEnv) group(id string) *classicGroup {
 	e.cg.mu.Lock()
 	defer e.cg.mu.Unlock()
 	return e.cg.groups[id]
 }
 
-func (e *cenv) generation(id string) int32 {
+func (e *classicEnv) generation(id string) int32 {
 	g := e.group(id)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.generation
 }
 
-func (e *cenv) state(id string) ClassicGroupState {
+func (e *classicEnv) state(id string) ClassicGroupState {
 	return e.cg.Describe(id).State
 }
 

@@ -12,7 +12,7 @@ func commitOne(group, member string, gen int32, topic string, partition int32, o
 		Topics: []CommitTopic{{Topic: topic, Partitions: []CommitPartition{{Partition: partition, Offset: offset, LeaderEpoch: -1}}}}}
 }
 
-func (e *cenv) committed(group, topic string, partition int32) int64 {
+func (e *classicEnv) committed(group, topic string, partition int32) int64 {
 	e.t.Helper()
 	got, err := e.cg.Fetch(group, []OffsetPartitions{{Topic: topic, Partitions: []int32{partition}}})
 	if err != nil {

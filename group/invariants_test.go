@@ -36,7 +36,7 @@ func TestClassicCheckInvariants(t *testing.T) {
 }
 
 func TestConsumerCheckInvariants(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	e.join("m1", "t")
 	if err := e.cg.CheckInvariants(); err != nil {
 		t.Fatalf("healthy group: %v", err)

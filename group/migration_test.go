@@ -12,13 +12,13 @@ import (
 // menv is a ClassicGroups and a ConsumerGroups linked on one registry and
 // one manual clock, both seeing the kenv topics A (2 partitions) and C (4).
 type menv struct {
-	*kenv
+	*consumerEnv
 	classic *ClassicGroups
 }
 
 func newMigrationEnv(t *testing.T) *menv {
 	t.Helper()
-	k := newKEnv(t)
+	k := newConsumerEnv(t)
 	classic, err := NewClassicGroups(ClassicOptions{
 		Clock: k.clock, Config: DefaultClassicConfig(), Registry: k.reg,
 		Topics: func(name string) (TopicInfo, bool) {
@@ -35,7 +35,7 @@ func newMigrationEnv(t *testing.T) *menv {
 	if err := Link(classic, k.cg); err != nil {
 		t.Fatal(err)
 	}
-	return &menv{kenv: k, classic: classic}
+	return &menv{consumerEnv: k, classic: classic}
 }
 
 func (e *menv) typeOf(id string) Type {

@@ -13,8 +13,8 @@ import (
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// env is a ShareGroups on a manual clock with a mutable topic table.
-type env struct {
+// shareEnv is a ShareGroups on a manual clock with a mutable topic table.
+type shareEnv struct {
 	t      *testing.T
 	clock  *locktimer.ManualClock
 	sg     *ShareGroups
@@ -22,9 +22,9 @@ type env struct {
 	topics map[string]TopicInfo
 }
 
-func newEnv(t *testing.T, change func(*ShareConfig)) *env {
+func newShareEnv(t *testing.T, change func(*ShareConfig)) *shareEnv {
 	t.Helper()
-	e := &env{t: t, clock: locktimer.NewManualClock(t0), topics: topicsOf(map[string]int32{"A": 2, "B": 1, "C": 4})}
+	e := &shareEnv{t: t, clock: locktimer.NewManualClock(t0), topics: topicsOf(map[string]int32{"A": 2, "B": 1, "C": 4})}
 	cfg := DefaultShareConfig()
 	if change != nil {
 		change(&cfg)
@@ -47,7 +47,7 @@ func newEnv(t *testing.T, change func(*ShareConfig)) *env {
 	return e
 }
 
-func (e *env) setPartitions(topic string, n int32) {
+func (e *shareEnv) setPartitions(topic string, n int32) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	info := e.topics[topic]
@@ -55,7 +55,7 @@ func (e *env) setPartitions(topic string, n int32) {
 	e.topics[topic] = info
 }
 
-func (e *env) hb(in ShareHeartbeatInput) (ShareHeartbeatResult, error) {
+func (e *shareEnv) hb(in ShareHeartbeatInput) (ShareHeartbeatResult, error) {
 	if in.GroupID == "" {
 		in.GroupID = "g"
 	}
@@ -63,7 +63,7 @@ func (e *env) hb(in ShareHeartbeatInput) (ShareHeartbeatResult, error) {
 }
 
 // join joins member to g subscribed to topics and returns its epoch.
-func (e *env) join(member string, topics ...string) ShareHeartbeatResult {
+func (e *shareEnv) join(member string, topics ...string) ShareHeartbeatResult {
 	e.t.Helper()
 	res, err := e.hb(ShareHeartbeatInput{MemberID: member, SubscribedTopicNames: topics, ClientID: "client-" + member, ClientHost: "/127.0.0.1"})
 	if err != nil {
@@ -72,7 +72,7 @@ func (e *env) join(member string, topics ...string) ShareHeartbeatResult {
 	return res
 }
 
-func (e *env) beat(member string, epoch int32) ShareHeartbeatResult {
+func (e *shareEnv) beat(member string, epoch int32) ShareHeartbeatResult {
 	e.t.Helper()
 	res, err := e.hb(ShareHeartbeatInput{MemberID: member, MemberEpoch: epoch, ClientID: "client-" + member, ClientHost: "/127.0.0.1"})
 	if err != nil {
@@ -81,7 +81,7 @@ func (e *env) beat(member string, epoch int32) ShareHeartbeatResult {
 	return res
 }
 
-func (e *env) describe(id string) ShareDescribedGroup {
+func (e *shareEnv) describe(id string) ShareDescribedGroup {
 	e.t.Helper()
 	d := e.sg.Describe([]string{id})
 	if len(d) != 1 {
@@ -106,12 +106,12 @@ func fmtAssignment(a []TopicPartitions) string {
 
 func ptr[T any](v T) *T { return &v }
 
-func TestHeartbeatValidation(t *testing.T) {
+func TestShareHeartbeatValidation(t *testing.T) {
 	long := strings.Repeat("m", 37)
 
 	tests := []struct {
 		name  string
-		setup func(e *env)
+		setup func(e *shareEnv)
 		in    ShareHeartbeatInput
 		want  error
 	}{
@@ -124,25 +124,25 @@ func TestHeartbeatValidation(t *testing.T) {
 		{"epoch below -1", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m", MemberEpoch: -2}, ErrInvalidRequest},
 		{"join without topics", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m"}, ErrInvalidRequest},
 		{"join with empty topics", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{}}, ErrInvalidRequest},
-		{"field checks before group type", func(e *env) { _ = e.sg.Registry().Claim("g", TypeConsumer) },
+		{"field checks before group type", func(e *shareEnv) { _ = e.sg.Registry().Claim("g", TypeConsumer) },
 			ShareHeartbeatInput{GroupID: "g", MemberID: "m"}, ErrInvalidRequest},
-		{"join on consumer group id", func(e *env) { _ = e.sg.Registry().Claim("g", TypeConsumer) },
+		{"join on consumer group id", func(e *shareEnv) { _ = e.sg.Registry().Claim("g", TypeConsumer) },
 			ShareHeartbeatInput{GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{"A"}}, ErrGroupIDNotFound},
-		{"join on classic group id", func(e *env) { _ = e.sg.Registry().Claim("g", TypeClassic) },
+		{"join on classic group id", func(e *shareEnv) { _ = e.sg.Registry().Claim("g", TypeClassic) },
 			ShareHeartbeatInput{GroupID: "g", MemberID: "m", SubscribedTopicNames: []string{"A"}}, ErrGroupIDNotFound},
 		{"heartbeat to missing group", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m", MemberEpoch: 1}, ErrGroupIDNotFound},
 		{"leave from missing group", nil, ShareHeartbeatInput{GroupID: "g", MemberID: "m", MemberEpoch: -1}, ErrGroupIDNotFound},
-		{"join beyond max size", func(e *env) { e.join("m1", "A") },
+		{"join beyond max size", func(e *shareEnv) { e.join("m1", "A") },
 			ShareHeartbeatInput{GroupID: "g", MemberID: "m2", SubscribedTopicNames: []string{"A"}}, ErrGroupMaxSizeReached},
-		{"max size before unknown member", func(e *env) { e.join("m1", "A") },
+		{"max size before unknown member", func(e *shareEnv) { e.join("m1", "A") },
 			ShareHeartbeatInput{GroupID: "g", MemberID: "m2", MemberEpoch: 4}, ErrGroupMaxSizeReached},
-		{"leave of unknown member in full group", func(e *env) { e.join("m1", "A") },
+		{"leave of unknown member in full group", func(e *shareEnv) { e.join("m1", "A") },
 			ShareHeartbeatInput{GroupID: "g", MemberID: "m2", MemberEpoch: -1}, ErrUnknownMemberID},
-		{"unknown member", func(e *env) { e.join("m1", "A"); e.beat("m1", -1) },
+		{"unknown member", func(e *shareEnv) { e.join("m1", "A"); e.beat("m1", -1) },
 			ShareHeartbeatInput{GroupID: "g", MemberID: "m2", MemberEpoch: 1}, ErrUnknownMemberID},
-		{"epoch ahead of member", func(e *env) { e.join("m1", "A") },
+		{"epoch ahead of member", func(e *shareEnv) { e.join("m1", "A") },
 			ShareHeartbeatInput{GroupID: "g", MemberID: "m1", MemberEpoch: 2}, ErrFencedMemberEpoch},
-		{"epoch behind and not previous", func(e *env) {
+		{"epoch behind and not previous", func(e *shareEnv) {
 			e.sg.broker.MaxSize = 3
 			e.join("m1", "A")
 			e.join("m2", "A")
@@ -153,7 +153,7 @@ func TestHeartbeatValidation(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t, func(c *ShareConfig) { c.MaxSize = 1 })
+			e := newShareEnv(t, func(c *ShareConfig) { c.MaxSize = 1 })
 			if tc.setup != nil {
 				tc.setup(e)
 			}
@@ -186,8 +186,8 @@ func TestCheckMemberIDLength(t *testing.T) {
 	}
 }
 
-func TestHeartbeatEpochsJoinLeaveRejoin(t *testing.T) {
-	e := newEnv(t, nil)
+func TestShareHeartbeatEpochsJoinLeaveRejoin(t *testing.T) {
+	e := newShareEnv(t, nil)
 
 	r := e.join("m1", "A", "B")
 	if r.MemberEpoch != 1 || r.HeartbeatInterval != 5*time.Second || fmtAssignment(r.Assignment) != "A0,A1,B0" {
@@ -246,8 +246,8 @@ func TestHeartbeatEpochsJoinLeaveRejoin(t *testing.T) {
 	}
 }
 
-func TestHeartbeatPooledAssignment(t *testing.T) {
-	e := newEnv(t, nil)
+func TestShareHeartbeatPooledAssignment(t *testing.T) {
+	e := newShareEnv(t, nil)
 	e.setPartitions("A", 1)
 	e.join("m1", "A", "B")
 	r2 := e.join("m2", "B", "A")
@@ -258,8 +258,8 @@ func TestHeartbeatPooledAssignment(t *testing.T) {
 	}
 }
 
-func TestHeartbeatSubscriptionAndMetadataChanges(t *testing.T) {
-	e := newEnv(t, nil)
+func TestShareHeartbeatSubscriptionAndMetadataChanges(t *testing.T) {
+	e := newShareEnv(t, nil)
 	e.join("m1", "A")
 
 	// Same topics in another order with a duplicate: no change, but a
@@ -298,9 +298,9 @@ func TestHeartbeatSubscriptionAndMetadataChanges(t *testing.T) {
 	}
 }
 
-func TestSessionTimeout(t *testing.T) {
+func TestShareSessionTimeout(t *testing.T) {
 	t.Run("fenced exactly at the timeout", func(t *testing.T) {
-		e := newEnv(t, nil)
+		e := newShareEnv(t, nil)
 		e.join("m1", "A")
 		e.join("m2", "A")
 		e.clock.Advance(45*time.Second - time.Millisecond)
@@ -321,7 +321,7 @@ func TestSessionTimeout(t *testing.T) {
 		}
 	})
 	t.Run("heartbeats keep a member alive", func(t *testing.T) {
-		e := newEnv(t, nil)
+		e := newShareEnv(t, nil)
 		e.join("m1", "A")
 		for i := 0; i < 5; i++ {
 			e.clock.Advance(40 * time.Second)
@@ -337,7 +337,7 @@ func TestSessionTimeout(t *testing.T) {
 		}
 	})
 	t.Run("the remaining member gets the partitions", func(t *testing.T) {
-		e := newEnv(t, nil)
+		e := newShareEnv(t, nil)
 		e.join("m1", "C")
 		e.join("m2", "C")
 		if r := e.beat("m1", 1); fmtAssignment(r.Assignment) != "C0,C1" {
@@ -352,7 +352,7 @@ func TestSessionTimeout(t *testing.T) {
 		}
 	})
 	t.Run("group config sets timeout and interval", func(t *testing.T) {
-		e := newEnv(t, nil)
+		e := newShareEnv(t, nil)
 		err := e.sg.Configs().Alter("g", []ConfigOp{
 			{Name: "share.session.timeout.ms", Value: "60000"},
 			{Name: "share.heartbeat.interval.ms", Value: "7000"},
@@ -376,7 +376,7 @@ func TestSessionTimeout(t *testing.T) {
 		}
 	})
 	t.Run("leave stops the timer", func(t *testing.T) {
-		e := newEnv(t, nil)
+		e := newShareEnv(t, nil)
 		e.join("m1", "A")
 		e.beat("m1", -1)
 		if n := e.sg.timers.Len(); n != 0 {
@@ -389,8 +389,8 @@ func TestSessionTimeout(t *testing.T) {
 	})
 }
 
-func TestDescribeListDelete(t *testing.T) {
-	e := newEnv(t, nil)
+func TestShareDescribeListDelete(t *testing.T) {
+	e := newShareEnv(t, nil)
 	e.join("m1", "B", "A")
 	if _, err := e.hb(ShareHeartbeatInput{GroupID: "h", MemberID: "x", SubscribedTopicNames: []string{"C"}, RackID: ptr("rack-x"), ClientID: "cx", ClientHost: "/10.0.0.1"}); err != nil {
 		t.Fatal(err)
@@ -457,8 +457,8 @@ func TestDescribeListDelete(t *testing.T) {
 	}
 }
 
-func TestGroupTypeExclusivity(t *testing.T) {
-	e := newEnv(t, nil)
+func TestShareOneKind(t *testing.T) {
+	e := newShareEnv(t, nil)
 	e.join("m1", "A")
 	reg := e.sg.Registry()
 	if err := reg.Check("g", TypeClassic); !errors.Is(err, ErrInconsistentGroupProtocol) {
@@ -491,8 +491,8 @@ func TestNewShareGroupsRejectsBadConfig(t *testing.T) {
 
 // TestConcurrentHeartbeats exercises the locks under -race: members join,
 // heartbeat and leave while the clock fences others.
-func TestConcurrentHeartbeats(t *testing.T) {
-	e := newEnv(t, nil)
+func TestShareConcurrentHeartbeats(t *testing.T) {
+	e := newShareEnv(t, nil)
 	var wg sync.WaitGroup
 	for w := 0; w < 8; w++ {
 		wg.Add(1)
@@ -525,8 +525,8 @@ func TestConcurrentHeartbeats(t *testing.T) {
 	wg.Wait()
 }
 
-func TestRequireEmpty(t *testing.T) {
-	e := newEnv(t, nil)
+func TestShareRequireEmpty(t *testing.T) {
+	e := newShareEnv(t, nil)
 	s := e.sg
 	if err := s.RequireEmpty("", true); !errors.Is(err, ErrInvalidGroupID) {
 		t.Fatalf("empty ID: %v", err)
