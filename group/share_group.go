@@ -109,10 +109,16 @@ func (g *shareGroup) computeAssignmentLocked() {
 	if g.assignmentEpoch >= g.groupEpoch {
 		return
 	}
+	g.target = assignSimple(g.assignMembersLocked(), g.metadata, g.target)
+	g.assignmentEpoch = g.groupEpoch
+}
+
+// assignMembersLocked is the members as the assignor sees them, in join
+// order.
+func (g *shareGroup) assignMembersLocked() []assignMember {
 	members := make([]assignMember, 0, len(g.order))
 	for _, id := range g.order {
 		members = append(members, assignMember{id: id, topics: g.members[id].topics})
 	}
-	g.target = assignSimple(members, g.metadata, g.target)
-	g.assignmentEpoch = g.groupEpoch
+	return members
 }
