@@ -35,23 +35,15 @@ func seedSGDescribe(groups ...string) *kmsg.ShareGroupDescribeRequest {
 func seedAlterShareOffsets(group string, offset int64) *kmsg.AlterShareGroupOffsetsRequest {
 	r := kmsg.NewPtrAlterShareGroupOffsetsRequest()
 	r.GroupID = group
-	t := kmsg.NewAlterShareGroupOffsetsRequestTopic()
-	t.Topic = "t"
-	for p := range int32(2) {
-		rp := kmsg.NewAlterShareGroupOffsetsRequestTopicPartition()
-		rp.Partition, rp.StartOffset = p, offset
-		t.Partitions = append(t.Partitions, rp)
-	}
-	r.Topics = append(r.Topics, t)
+	r.Topics = []kmsg.AlterShareGroupOffsetsRequestTopic{{Topic: "t", Partitions: []kmsg.AlterShareGroupOffsetsRequestTopicPartition{
+		{Partition: 0, StartOffset: offset}, {Partition: 1, StartOffset: offset},
+	}}}
 	return r
 }
 
 func seedDeleteShareOffsets(group string) *kmsg.DeleteShareGroupOffsetsRequest {
 	r := kmsg.NewPtrDeleteShareGroupOffsetsRequest()
-	r.GroupID = group
-	t := kmsg.NewDeleteShareGroupOffsetsRequestTopic()
-	t.Topic = "t"
-	r.Topics = append(r.Topics, t)
+	r.GroupID, r.Topics = group, []kmsg.DeleteShareGroupOffsetsRequestTopic{{Topic: "t"}}
 	return r
 }
 

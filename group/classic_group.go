@@ -101,6 +101,16 @@ type classicMember struct {
 	timer    *locktimer.Handle
 }
 
+// answerOnce sends out on *ch, if a request awaits one there, and forgets
+// the channel: each JoinGroup or SyncGroup gets exactly one answer (its
+// channel has room for it, so the send never blocks under the lock).
+func answerOnce[T any](ch *chan T, out T) {
+	if *ch != nil {
+		*ch <- out
+		*ch = nil
+	}
+}
+
 func (m *classicMember) metadataFor(protocol string) []byte {
 	for _, p := range m.protocols {
 		if p.Name == protocol {

@@ -62,12 +62,7 @@ func joinFailed(memberID string, err error) ClassicJoinOutcome {
 	return ClassicJoinOutcome{ClassicJoinResult: ClassicJoinResult{MemberID: memberID, Generation: -1}, Err: err}
 }
 
-func answerJoin(m *classicMember, out ClassicJoinOutcome) {
-	if m.join != nil {
-		m.join <- out
-		m.join = nil
-	}
-}
+func answerJoin(m *classicMember, out ClassicJoinOutcome) { answerOnce(&m.join, out) }
 
 // Join handles one JoinGroup. The returned channel receives the answer
 // exactly once (see ClassicGroups). Protocol metadata is copied.

@@ -33,12 +33,7 @@ type ClassicSyncOutcome struct {
 	Err error
 }
 
-func answerSync(m *classicMember, out ClassicSyncOutcome) {
-	if m.sync != nil {
-		m.sync <- out
-		m.sync = nil
-	}
-}
+func answerSync(m *classicMember, out ClassicSyncOutcome) { answerOnce(&m.sync, out) }
 
 // Sync handles one SyncGroup. The returned channel receives the answer
 // exactly once; a follower's waits for the leader's SyncGroup (sync).
