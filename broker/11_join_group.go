@@ -35,7 +35,7 @@ func init() { register(11, 0, 9, handleJoinGroup) }
 func handleJoinGroup(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.JoinGroupRequest)
 	resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
-	in := group.JoinInput{
+	in := group.ClassicJoinInput{
 		GroupID:              req.Group,
 		MemberID:             req.MemberID,
 		InstanceID:           req.InstanceID,
@@ -50,7 +50,7 @@ func handleJoinGroup(b *Broker, r *request) (kmsg.Response, error) {
 		in.RebalanceTimeout = in.SessionTimeout
 	}
 	for _, p := range req.Protocols {
-		in.Protocols = append(in.Protocols, group.Protocol{Name: p.Name, Metadata: p.Metadata})
+		in.Protocols = append(in.Protocols, group.ClassicProtocol{Name: p.Name, Metadata: p.Metadata})
 	}
 	out, err := awaitGroup(b, b.classicGroups.Join(in))
 	if err != nil {

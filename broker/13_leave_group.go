@@ -24,16 +24,16 @@ func handleLeaveGroup(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.LeaveGroupRequest)
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
 	if req.Version < 3 {
-		errs, err := b.classicGroups.Leave(req.Group, []group.LeavingMember{{MemberID: req.MemberID}})
+		errs, err := b.classicGroups.Leave(req.Group, []group.ClassicLeavingMember{{MemberID: req.MemberID}})
 		if err == nil {
 			err = errs[0]
 		}
 		resp.ErrorCode = codeFor(err)
 		return resp, nil
 	}
-	members := make([]group.LeavingMember, 0, len(req.Members))
+	members := make([]group.ClassicLeavingMember, 0, len(req.Members))
 	for _, m := range req.Members {
-		members = append(members, group.LeavingMember{MemberID: m.MemberID, InstanceID: m.InstanceID})
+		members = append(members, group.ClassicLeavingMember{MemberID: m.MemberID, InstanceID: m.InstanceID})
 	}
 	errs, err := b.classicGroups.Leave(req.Group, members)
 	if err != nil {

@@ -23,7 +23,7 @@ func init() { register(14, 0, 5, handleSyncGroup) }
 func handleSyncGroup(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.SyncGroupRequest)
 	resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
-	in := group.SyncInput{
+	in := group.ClassicSyncInput{
 		GroupID:      req.Group,
 		MemberID:     req.MemberID,
 		InstanceID:   req.InstanceID,

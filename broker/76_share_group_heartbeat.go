@@ -28,7 +28,7 @@ func init() { register(76, 1, 1, handleShareGroupHeartbeat) }
 func handleShareGroupHeartbeat(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
-	res, err := b.shareGroups.Heartbeat(group.HeartbeatInput{
+	res, err := b.shareGroups.Heartbeat(group.ShareHeartbeatInput{
 		GroupID:              req.GroupID,
 		MemberID:             req.MemberID,
 		MemberEpoch:          req.MemberEpoch,

@@ -125,7 +125,8 @@ const (
 	// 3 s: the first join of a group parks until the clock passes it.
 	// Without it the delay is 0 and a lone member's join completes at once.
 	fuzzInitialDelay = 1 << iota
-	// fuzzSmallGroups caps classic and KIP-848 groups at two members.
+	// fuzzSmallGroups caps classic, KIP-848 and share groups at two
+	// members.
 	fuzzSmallGroups
 	// fuzzShortTxnIDs forgets idle transactional IDs after a minute.
 	fuzzShortTxnIDs
@@ -142,7 +143,7 @@ func fuzzConfig(flags byte) map[string]string {
 		props["group.initial.rebalance.delay.ms"] = "3000"
 	}
 	if flags&fuzzSmallGroups != 0 {
-		props["group.max.size"], props["group.consumer.max.size"] = "2", "2"
+		props["group.max.size"], props["group.consumer.max.size"], props["group.share.max.size"] = "2", "2", "2"
 	}
 	if flags&fuzzShortTxnIDs != 0 {
 		props["transactional.id.expiration.ms"] = "60000"
@@ -301,8 +302,9 @@ func (s *fuzzSeq) drain() {
 	s.inflight = nil
 }
 
-// checkDomains checks the group and transaction coordinators' invariants,
-// and that no transaction is left half-completed while no call runs.
+// checkDomains checks the group, share and transaction coordinators'
+// invariants, and that no transaction is left half-completed while no call
+// runs.
 func (s *fuzzSeq) checkDomains() {
 	s.t.Helper()
 	for _, err := range []error{s.b.classicGroups.CheckInvariants(), s.b.consumerGroups.CheckInvariants(), s.b.txns.CheckInvariants()} {
@@ -310,6 +312,7 @@ func (s *fuzzSeq) checkDomains() {
 			s.t.Fatal(err)
 		}
 	}
+	checkShareInvariants(s.t, s.b)
 	if len(s.inflight) == 0 {
 		for _, d := range s.b.txns.List() {
 			if st := d.State.String(); st == "PrepareCommit" || st == "PrepareAbort" {

@@ -183,7 +183,7 @@ type AssignmentJSON struct {
 	Partitions []int32 `json:"partitions"`
 }
 
-func groupJSON(d group.DescribedGroup) GroupJSON {
+func groupJSON(d group.ShareDescribedGroup) GroupJSON {
 	g := GroupJSON{GroupID: d.GroupID, Type: "share", State: string(d.State), GroupEpoch: d.GroupEpoch,
 		AssignmentEpoch: d.AssignmentEpoch, Assignor: d.AssignorName, Members: []MemberJSON{}}
 	for _, m := range d.Members {

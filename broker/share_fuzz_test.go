@@ -73,9 +73,14 @@ func withTopicID(body []byte, id storage.TopicID) []byte {
 	return bytes.ReplaceAll(body, fuzzTopicID[:], id[:])
 }
 
-// checkShareInvariants fails if any share partition broke an invariant.
+// checkShareInvariants fails if any share group or share partition broke an
+// invariant (group.ShareGroups.CheckInvariants,
+// sharepartition.SharePartition.CheckInvariants).
 func checkShareInvariants(t *testing.T, b *Broker) {
 	t.Helper()
+	if err := b.shareGroups.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range b.shares.All() {
 		if err := p.Part.Share.CheckInvariants(); err != nil {
 			t.Fatalf("share partition %+v: %v", p.Key, err)

@@ -7,20 +7,20 @@ import (
 	"strings"
 )
 
-// ClassicDescription is one group in DescribeGroups (describe). When Err is
+// ClassicDescribedGroup is one group in DescribeGroups (describe). When Err is
 // set (ErrGroupIDNotFound) the group is reported Dead with no members.
-type ClassicDescription struct {
+type ClassicDescribedGroup struct {
 	GroupID      string
 	Err          error
-	State        ClassicState
+	State        ClassicGroupState
 	ProtocolType string
 	Protocol     string
-	Members      []ClassicMemberDescription // in join order
+	Members      []ClassicDescribedMember // in join order
 }
 
-// ClassicMemberDescription is one member in DescribeGroups. Metadata and
+// ClassicDescribedMember is one member in DescribeGroups. Metadata and
 // Assignment are set only in Stable and CompletingRebalance.
-type ClassicMemberDescription struct {
+type ClassicDescribedMember struct {
 	MemberID   string
 	InstanceID *string
 	ClientID   string
@@ -31,15 +31,15 @@ type ClassicMemberDescription struct {
 
 // Describe describes classic group id. An unknown ID, or one of another
 // group type, is Dead with ErrGroupIDNotFound.
-func (s *ClassicGroups) Describe(id string) ClassicDescription {
-	d := ClassicDescription{GroupID: id, State: ClassicDead}
+func (s *ClassicGroups) Describe(id string) ClassicDescribedGroup {
+	d := ClassicDescribedGroup{GroupID: id, State: ClassicDead}
 	err := s.withGroup(id, false, nil, func(g *classicGroup) error {
 		d.State, d.ProtocolType, d.Protocol = g.state, g.protocolType, g.protocol
 		withData := g.state == ClassicStable || g.state == ClassicCompletingRebalance
-		d.Members = make([]ClassicMemberDescription, 0, len(g.order))
+		d.Members = make([]ClassicDescribedMember, 0, len(g.order))
 		for _, mid := range g.order {
 			m := g.members[mid]
-			md := ClassicMemberDescription{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}
+			md := ClassicDescribedMember{MemberID: m.id, InstanceID: m.instanceID, ClientID: m.clientID, ClientHost: m.clientHost}
 			if withData {
 				md.Metadata = slices.Clone(m.metadataFor(g.protocol))
 				md.Assignment = slices.Clone(m.assignment)
@@ -54,27 +54,27 @@ func (s *ClassicGroups) Describe(id string) ClassicDescription {
 	return d
 }
 
-// ClassicListing is one classic group in ListGroups.
-type ClassicListing struct {
+// ClassicListedGroup is one classic group in ListGroups.
+type ClassicListedGroup struct {
 	GroupID      string
 	ProtocolType string
-	State        ClassicState
+	State        ClassicGroupState
 }
 
 // List returns every classic group, sorted by ID (list).
-func (s *ClassicGroups) List() []ClassicListing {
+func (s *ClassicGroups) List() []ClassicListedGroup {
 	s.mu.Lock()
 	groups := slices.Collect(maps.Values(s.groups))
 	s.mu.Unlock()
-	out := make([]ClassicListing, 0, len(groups))
+	out := make([]ClassicListedGroup, 0, len(groups))
 	for _, g := range groups {
 		g.mu.Lock()
 		if g.state != ClassicDead {
-			out = append(out, ClassicListing{GroupID: g.id, ProtocolType: g.protocolType, State: g.state})
+			out = append(out, ClassicListedGroup{GroupID: g.id, ProtocolType: g.protocolType, State: g.state})
 		}
 		g.mu.Unlock()
 	}
-	slices.SortFunc(out, func(a, b ClassicListing) int { return strings.Compare(a.GroupID, b.GroupID) })
+	slices.SortFunc(out, func(a, b ClassicListedGroup) int { return strings.Compare(a.GroupID, b.GroupID) })
 	return out
 }
 

@@ -11,22 +11,22 @@ import (
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
-// cenv is a ClassicGroups on a manual clock with topics t (3 partitions) and
+// classicEnv is a ClassicGroups on a manual clock with topics t (3 partitions) and
 // u (1 partition), and member IDs client-1, client-2, ... in order.
-type cenv struct {
+type classicEnv struct {
 	t     *testing.T
 	clock *locktimer.ManualClock
 	cg    *ClassicGroups
 	reg   *Registry
 }
 
-func newClassicEnv(t *testing.T, change func(*ClassicConfig)) *cenv {
+func newClassicEnv(t *testing.T, change func(*ClassicConfig)) *classicEnv {
 	t.Helper()
 	cfg := DefaultClassicConfig()
 	if change != nil {
 		change(&cfg)
 	}
-	e := &cenv{t: t, clock: locktimer.NewManualClock(t0), reg: NewRegistry()}
+	e := &classicEnv{t: t, clock: locktimer.NewManualClock(t0), reg: NewRegistry()}
 	var mu sync.Mutex
 	n := 0
 	cg, err := NewClassicGroups(ClassicOptions{
@@ -64,11 +64,11 @@ func subscription(topics ...string) []byte {
 }
 
 // joinIn is a consumer's JoinGroup with protocol "range" on topic t.
-func joinIn(group, member string) JoinInput {
-	return JoinInput{
+func joinIn(group, member string) ClassicJoinInput {
+	return ClassicJoinInput{
 		GroupID: group, MemberID: member, ClientID: "client",
 		SessionTimeout: 10 * time.Second, RebalanceTimeout: 30 * time.Second,
-		ProtocolType: "consumer", Protocols: []Protocol{{Name: "range", Metadata: subscription("t")}},
+		ProtocolType: "consumer", Protocols: []ClassicProtocol{{Name: "range", Metadata: subscription("t")}},
 	}
 }
 
@@ -96,16 +96,16 @@ func waiting[T any](t *testing.T, ch <-chan T) {
 // stable forms group g of n dynamic members (pre-v4 joins at once, the
 // initial delay passes, the leader assigns "a-<id>") and returns their IDs,
 // leader first.
-func (e *cenv) stable(g string, n int) []string {
+func (e *classicEnv) stable(g string, n int) []string {
 	e.t.Helper()
-	var chans []<-chan JoinOutcome
+	var chans []<-chan ClassicJoinOutcome
 	for range n {
 		chans = append(chans, e.cg.Join(joinIn(g, "")))
 	}
 	// Joiners after the first extend the initial delay once.
 	e.clock.Advance(2 * e.cg.cfg.InitialRebalanceDelay)
 	var ids []string
-	var syncs []<-chan SyncOutcome
+	var syncs []<-chan ClassicSyncOutcome
 	for _, ch := range chans {
 		out := ready(e.t, ch)
 		if out.Err != nil {
@@ -119,7 +119,7 @@ func (e *cenv) stable(g string, n int) []string {
 		assign[id] = []byte("a-" + id)
 	}
 	for i, id := range ids {
-		in := SyncInput{GroupID: g, MemberID: id, Generation: gen}
+		in := ClassicSyncInput{GroupID: g, MemberID: id, Generation: gen}
 		if i == 0 {
 			in.Assignments = assign
 		}
@@ -133,20 +133,20 @@ func (e *cenv) stable(g string, n int) []string {
 	return ids
 }
 
-func (e *cenv) group(id string) *classicGroup {
+func (e *classicEnv) group(id string) *classicGroup {
 	e.cg.mu.Lock()
 	defer e.cg.mu.Unlock()
 	return e.cg.groups[id]
 }
 
-func (e *cenv) generation(id string) int32 {
+func (e *classicEnv) generation(id string) int32 {
 	g := e.group(id)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.generation
 }
 
-func (e *cenv) state(id string) ClassicState {
+func (e *classicEnv) state(id string) ClassicGroupState {
 	return e.cg.Describe(id).State
 }
 
@@ -189,12 +189,12 @@ func TestClassicMemberIDAssignedBeforeV4(t *testing.T) {
 func TestClassicProtocolType(t *testing.T) {
 	tests := []struct {
 		name   string
-		change func(*JoinInput)
+		change func(*ClassicJoinInput)
 	}{
-		{"other protocol type", func(in *JoinInput) { in.ProtocolType = "connect" }},
-		{"no protocol in common", func(in *JoinInput) { in.Protocols = []Protocol{{Name: "sticky"}} }},
-		{"no protocol type", func(in *JoinInput) { in.ProtocolType = "" }},
-		{"no protocols", func(in *JoinInput) { in.Protocols = nil }},
+		{"other protocol type", func(in *ClassicJoinInput) { in.ProtocolType = "connect" }},
+		{"no protocol in common", func(in *ClassicJoinInput) { in.Protocols = []ClassicProtocol{{Name: "sticky"}} }},
+		{"no protocol type", func(in *ClassicJoinInput) { in.ProtocolType = "" }},
+		{"no protocols", func(in *ClassicJoinInput) { in.Protocols = nil }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -223,12 +223,12 @@ func TestClassicProtocolChoice(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newClassicEnv(t, nil)
-			var chans []<-chan JoinOutcome
+			var chans []<-chan ClassicJoinOutcome
 			for _, p := range tt.prefs {
 				in := joinIn("g", "")
 				in.Protocols = nil
 				for _, name := range p {
-					in.Protocols = append(in.Protocols, Protocol{Name: name, Metadata: []byte(name)})
+					in.Protocols = append(in.Protocols, ClassicProtocol{Name: name, Metadata: []byte(name)})
 				}
 				chans = append(chans, e.cg.Join(in))
 			}
@@ -345,7 +345,7 @@ func TestClassicRoundCompletes(t *testing.T) {
 	if again := ready(t, e.cg.Join(joinIn("g", outC.MemberID))); again.Generation != 2 {
 		t.Fatalf("rejoin in CompletingRebalance: %+v", again)
 	}
-	ready(t, e.cg.Sync(SyncInput{GroupID: "g", MemberID: leader, Generation: 2}))
+	ready(t, e.cg.Sync(ClassicSyncInput{GroupID: "g", MemberID: leader, Generation: 2}))
 	// The leader's join starts a round; everyone rejoining completes it at
 	// once.
 	y := e.cg.Join(joinIn("g", leader))
@@ -383,7 +383,7 @@ func TestClassicMaxSizeRejoinInRound(t *testing.T) {
 		t.Fatalf("rejoin of %s with two members awaiting the round: %+v", first, out)
 	}
 	// Without the first member the round is complete.
-	for _, ch := range []<-chan JoinOutcome{second, third} {
+	for _, ch := range []<-chan ClassicJoinOutcome{second, third} {
 		if out := ready(t, ch); out.Err != nil || out.Generation != 2 {
 			t.Fatalf("joiner: %+v", out)
 		}
@@ -402,18 +402,18 @@ func TestClassicSync(t *testing.T) {
 	b := e.cg.Join(joinIn("g", ""))
 	e.clock.Advance(6 * time.Second)
 	leader, follower := ready(t, a), ready(t, b)
-	fs := e.cg.Sync(SyncInput{GroupID: "g", MemberID: follower.MemberID, Generation: 1})
+	fs := e.cg.Sync(ClassicSyncInput{GroupID: "g", MemberID: follower.MemberID, Generation: 1})
 	waiting(t, fs) // a follower waits for the leader
 	consumer, rng, other := "consumer", "range", "sticky"
 	errTests := []struct {
 		name string
-		in   SyncInput
+		in   ClassicSyncInput
 		want error
 	}{
-		{"wrong generation", SyncInput{GroupID: "g", MemberID: leader.MemberID, Generation: 7}, ErrIllegalGeneration},
-		{"unknown member", SyncInput{GroupID: "g", MemberID: "nobody", Generation: 1}, ErrUnknownMemberID},
-		{"unknown group", SyncInput{GroupID: "nope", MemberID: "nobody", Generation: 1}, ErrUnknownMemberID},
-		{"protocol mismatch (v5)", SyncInput{GroupID: "g", MemberID: leader.MemberID, Generation: 1, ProtocolType: &consumer, Protocol: &other}, ErrInconsistentGroupProtocol},
+		{"wrong generation", ClassicSyncInput{GroupID: "g", MemberID: leader.MemberID, Generation: 7}, ErrIllegalGeneration},
+		{"unknown member", ClassicSyncInput{GroupID: "g", MemberID: "nobody", Generation: 1}, ErrUnknownMemberID},
+		{"unknown group", ClassicSyncInput{GroupID: "nope", MemberID: "nobody", Generation: 1}, ErrUnknownMemberID},
+		{"protocol mismatch (v5)", ClassicSyncInput{GroupID: "g", MemberID: leader.MemberID, Generation: 1, ProtocolType: &consumer, Protocol: &other}, ErrInconsistentGroupProtocol},
 	}
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -422,7 +422,7 @@ func TestClassicSync(t *testing.T) {
 			}
 		})
 	}
-	ls := e.cg.Sync(SyncInput{GroupID: "g", MemberID: leader.MemberID, Generation: 1, ProtocolType: &consumer, Protocol: &rng,
+	ls := e.cg.Sync(ClassicSyncInput{GroupID: "g", MemberID: leader.MemberID, Generation: 1, ProtocolType: &consumer, Protocol: &rng,
 		Assignments: map[string][]byte{leader.MemberID: []byte("L"), follower.MemberID: []byte("F")}})
 	if out := ready(t, ls); out.Err != nil || string(out.Assignment) != "L" || out.Protocol != "range" || out.ProtocolType != "consumer" {
 		t.Fatalf("leader sync: %+v", out)
@@ -434,12 +434,12 @@ func TestClassicSync(t *testing.T) {
 		t.Fatalf("state %s, want Stable", st)
 	}
 	// A late sync in Stable gets the stored assignment at once.
-	if out := ready(t, e.cg.Sync(SyncInput{GroupID: "g", MemberID: follower.MemberID, Generation: 1})); string(out.Assignment) != "F" {
+	if out := ready(t, e.cg.Sync(ClassicSyncInput{GroupID: "g", MemberID: follower.MemberID, Generation: 1})); string(out.Assignment) != "F" {
 		t.Fatalf("sync in Stable: %+v", out)
 	}
 	// During PreparingRebalance.
 	e.cg.Join(joinIn("g", ""))
-	if out := ready(t, e.cg.Sync(SyncInput{GroupID: "g", MemberID: follower.MemberID, Generation: 1})); !errors.Is(out.Err, ErrRebalanceInProgress) {
+	if out := ready(t, e.cg.Sync(ClassicSyncInput{GroupID: "g", MemberID: follower.MemberID, Generation: 1})); !errors.Is(out.Err, ErrRebalanceInProgress) {
 		t.Fatalf("sync during a rebalance: %v", out.Err)
 	}
 }
@@ -450,7 +450,7 @@ func TestClassicSyncTimeout(t *testing.T) {
 	b := e.cg.Join(joinIn("g", ""))
 	e.clock.Advance(6 * time.Second)
 	leader, follower := ready(t, a), ready(t, b)
-	fs := e.cg.Sync(SyncInput{GroupID: "g", MemberID: follower.MemberID, Generation: 1})
+	fs := e.cg.Sync(ClassicSyncInput{GroupID: "g", MemberID: follower.MemberID, Generation: 1})
 	// The leader never syncs: after the rebalance timeout it is removed,
 	// and the waiting follower is told to rejoin.
 	e.clock.Advance(30 * time.Second)
@@ -515,7 +515,7 @@ func TestClassicSessionExpiry(t *testing.T) {
 func TestClassicLeave(t *testing.T) {
 	e := newClassicEnv(t, nil)
 	ids := e.stable("g", 3)
-	errs, err := e.cg.Leave("g", []LeavingMember{{MemberID: ids[1]}, {MemberID: "nobody"}, {MemberID: ids[2]}})
+	errs, err := e.cg.Leave("g", []ClassicLeavingMember{{MemberID: ids[1]}, {MemberID: "nobody"}, {MemberID: ids[2]}})
 	if err != nil || errs[0] != nil || !errors.Is(errs[1], ErrUnknownMemberID) || errs[2] != nil {
 		t.Fatalf("batch leave: %v %v", errs, err)
 	}
@@ -523,19 +523,19 @@ func TestClassicLeave(t *testing.T) {
 		t.Fatalf("state after leave: %s", st)
 	}
 	ready(t, e.cg.Join(joinIn("g", ids[0])))
-	if _, err := e.cg.Leave("g", []LeavingMember{{MemberID: ids[0]}}); err != nil {
+	if _, err := e.cg.Leave("g", []ClassicLeavingMember{{MemberID: ids[0]}}); err != nil {
 		t.Fatal(err)
 	}
 	if st, gen := e.state("g"), e.generation("g"); st != ClassicEmpty || gen != 3 {
 		t.Fatalf("after the last leave: %s generation %d, want Empty 3", st, gen)
 	}
-	if _, err := e.cg.Leave("nope", []LeavingMember{{MemberID: "x"}}); !errors.Is(err, ErrUnknownMemberID) {
+	if _, err := e.cg.Leave("nope", []ClassicLeavingMember{{MemberID: "x"}}); !errors.Is(err, ErrUnknownMemberID) {
 		t.Fatalf("leave of an unknown group: %v", err)
 	}
 }
 
 // staticJoin is joinIn with a group instance ID.
-func staticJoin(group, member, instance string) JoinInput {
+func staticJoin(group, member, instance string) ClassicJoinInput {
 	in := joinIn(group, member)
 	in.InstanceID = &instance
 	in.RequireKnownMemberID = true // static members skip MEMBER_ID_REQUIRED
@@ -551,7 +551,7 @@ func TestClassicStaticRejoin(t *testing.T) {
 	if oa.Err != nil || oa.MemberID != "ia-1" {
 		t.Fatalf("static join: %+v", oa)
 	}
-	ready(t, e.cg.Sync(SyncInput{GroupID: "g", MemberID: oa.MemberID, Generation: 1,
+	ready(t, e.cg.Sync(ClassicSyncInput{GroupID: "g", MemberID: oa.MemberID, Generation: 1,
 		Assignments: map[string][]byte{oa.MemberID: []byte("A"), ob.MemberID: []byte("B")}}))
 	// ib restarts: empty member ID, same instance ID, within its session.
 	e.clock.Advance(5 * time.Second)
@@ -562,7 +562,7 @@ func TestClassicStaticRejoin(t *testing.T) {
 	if st := e.state("g"); st != ClassicStable {
 		t.Fatalf("static rejoin caused a rebalance: %s", st)
 	}
-	if s := ready(t, e.cg.Sync(SyncInput{GroupID: "g", MemberID: out.MemberID, Generation: 1})); string(s.Assignment) != "B" {
+	if s := ready(t, e.cg.Sync(ClassicSyncInput{GroupID: "g", MemberID: out.MemberID, Generation: 1})); string(s.Assignment) != "B" {
 		t.Fatalf("assignment after the rejoin: %q", s.Assignment)
 	}
 	// static-fenced: the old member ID with the instance ID.
@@ -582,9 +582,9 @@ func TestClassicStaticLeave(t *testing.T) {
 	a := e.cg.Join(staticJoin("g", "", "ia"))
 	e.clock.Advance(3 * time.Second)
 	oa := ready(t, a)
-	ready(t, e.cg.Sync(SyncInput{GroupID: "g", MemberID: oa.MemberID, Generation: 1}))
+	ready(t, e.cg.Sync(ClassicSyncInput{GroupID: "g", MemberID: oa.MemberID, Generation: 1}))
 	ia, ix := "ia", "ix"
-	errs, _ := e.cg.Leave("g", []LeavingMember{{InstanceID: &ix}, {MemberID: "ia-old", InstanceID: &ia}, {InstanceID: &ia}})
+	errs, _ := e.cg.Leave("g", []ClassicLeavingMember{{InstanceID: &ix}, {MemberID: "ia-old", InstanceID: &ia}, {InstanceID: &ia}})
 	if !errors.Is(errs[0], ErrUnknownMemberID) || !errors.Is(errs[1], ErrFencedInstanceID) || errs[2] != nil {
 		t.Fatalf("leave by instance ID: %v", errs)
 	}
@@ -596,7 +596,7 @@ func TestClassicStaticLeave(t *testing.T) {
 func TestClassicConcurrentJoins(t *testing.T) {
 	e := newClassicEnv(t, nil)
 	var wg sync.WaitGroup
-	chans := make([]<-chan JoinOutcome, 20)
+	chans := make([]<-chan ClassicJoinOutcome, 20)
 	for i := range chans {
 		wg.Add(1)
 		go func() {
@@ -656,8 +656,8 @@ func TestClassicDescribeListDelete(t *testing.T) {
 	if err := e.cg.Delete("g"); !errors.Is(err, ErrNonEmptyGroup) {
 		t.Fatalf("delete with members: %v", err)
 	}
-	e.cg.Leave("g", []LeavingMember{{MemberID: ids[0]}, {MemberID: ids[1]}})
-	if l := e.cg.List(); len(l) != 1 || l[0] != (ClassicListing{GroupID: "g", ProtocolType: "consumer", State: ClassicEmpty}) {
+	e.cg.Leave("g", []ClassicLeavingMember{{MemberID: ids[0]}, {MemberID: ids[1]}})
+	if l := e.cg.List(); len(l) != 1 || l[0] != (ClassicListedGroup{GroupID: "g", ProtocolType: "consumer", State: ClassicEmpty}) {
 		t.Fatalf("list: %+v", l)
 	}
 	if err := e.cg.Delete("g"); err != nil {

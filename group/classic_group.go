@@ -10,22 +10,22 @@ import (
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
-// ClassicState is a classic group's state as DescribeGroups and ListGroups
+// ClassicGroupState is a classic group's state as DescribeGroups and ListGroups
 // show it (groups.md "States").
-type ClassicState string
+type ClassicGroupState string
 
 // Classic group states.
 const (
-	ClassicEmpty               ClassicState = "Empty"
-	ClassicPreparingRebalance  ClassicState = "PreparingRebalance"
-	ClassicCompletingRebalance ClassicState = "CompletingRebalance"
-	ClassicStable              ClassicState = "Stable"
-	ClassicDead                ClassicState = "Dead"
+	ClassicEmpty               ClassicGroupState = "Empty"
+	ClassicPreparingRebalance  ClassicGroupState = "PreparingRebalance"
+	ClassicCompletingRebalance ClassicGroupState = "CompletingRebalance"
+	ClassicStable              ClassicGroupState = "Stable"
+	ClassicDead                ClassicGroupState = "Dead"
 )
 
-// Protocol is one assignment protocol a member supports, with the member's
-// metadata for it (for consumers, the subscription).
-type Protocol struct {
+// ClassicProtocol is one assignment protocol a member supports, with the
+// member's metadata for it (for consumers, the subscription).
+type ClassicProtocol struct {
 	Name     string
 	Metadata []byte
 }
@@ -46,7 +46,7 @@ type classicGroup struct {
 	id string
 
 	mu           sync.Mutex
-	state        ClassicState
+	state        ClassicGroupState
 	stateSince   time.Time // when state last changed: the retention base once Empty
 	protocolType string    // fixed by the first member; "" for a group that never had one
 	protocol     string    // chosen at the end of each round; "" while Empty
@@ -88,17 +88,27 @@ type classicMember struct {
 	clientHost       string
 	sessionTimeout   time.Duration
 	rebalanceTimeout time.Duration
-	protocols        []Protocol
+	protocols        []ClassicProtocol
 	assignment       []byte
 	// join is set while the member awaits the end of the round, sync while
 	// it awaits the leader's assignment. Each is a channel of capacity one
 	// that receives exactly one answer, so sending never blocks.
-	join chan JoinOutcome
-	sync chan SyncOutcome
+	join chan ClassicJoinOutcome
+	sync chan ClassicSyncOutcome
 	// deadline is when the session times out; timer fires then. A fire that
 	// finds deadline later than now is stale.
 	deadline time.Time
 	timer    *locktimer.Handle
+}
+
+// answerOnce sends out on *ch, if a request awaits one there, and forgets
+// the channel: each JoinGroup or SyncGroup gets exactly one answer (its
+// channel has room for it, so the send never blocks under the lock).
+func answerOnce[T any](ch *chan T, out T) {
+	if *ch != nil {
+		*ch <- out
+		*ch = nil
+	}
 }
 
 func (m *classicMember) metadataFor(protocol string) []byte {
@@ -112,13 +122,13 @@ func (m *classicMember) metadataFor(protocol string) []byte {
 
 // sameProtocols reports whether ps equals the member's protocols, names and
 // metadata, in order.
-func (m *classicMember) sameProtocols(ps []Protocol) bool {
-	return slices.EqualFunc(m.protocols, ps, func(a, b Protocol) bool {
+func (m *classicMember) sameProtocols(ps []ClassicProtocol) bool {
+	return slices.EqualFunc(m.protocols, ps, func(a, b ClassicProtocol) bool {
 		return a.Name == b.Name && bytes.Equal(a.Metadata, b.Metadata)
 	})
 }
 
-func (g *classicGroup) setStateLocked(s ClassicState, now time.Time) {
+func (g *classicGroup) setStateLocked(s ClassicGroupState, now time.Time) {
 	if g.state != s {
 		g.state, g.stateSince = s, now
 	}
@@ -138,19 +148,19 @@ func (g *classicGroup) rebalanceTimeoutLocked() time.Duration {
 // may join: any pair while the group has no members, else the group's
 // protocol type and one protocol every member supports (protocol-type).
 // A rejoining member's old protocols count, as in Kafka.
-func (g *classicGroup) supportsLocked(protocolType string, protocols []Protocol) bool {
+func (g *classicGroup) supportsLocked(protocolType string, protocols []ClassicProtocol) bool {
 	if len(g.members) == 0 {
 		return true
 	}
 	if protocolType != g.protocolType {
 		return false
 	}
-	return slices.ContainsFunc(protocols, func(p Protocol) bool { return g.supportedByAllLocked(p.Name) })
+	return slices.ContainsFunc(protocols, func(p ClassicProtocol) bool { return g.supportedByAllLocked(p.Name) })
 }
 
 func (g *classicGroup) supportedByAllLocked(name string) bool {
 	for _, m := range g.members {
-		if !slices.ContainsFunc(m.protocols, func(p Protocol) bool { return p.Name == name }) {
+		if !slices.ContainsFunc(m.protocols, func(p ClassicProtocol) bool { return p.Name == name }) {
 			return false
 		}
 	}

@@ -12,7 +12,7 @@ func commitOne(group, member string, gen int32, topic string, partition int32, o
 		Topics: []CommitTopic{{Topic: topic, Partitions: []CommitPartition{{Partition: partition, Offset: offset, LeaderEpoch: -1}}}}}
 }
 
-func (e *cenv) committed(group, topic string, partition int32) int64 {
+func (e *classicEnv) committed(group, topic string, partition int32) int64 {
 	e.t.Helper()
 	got, err := e.cg.Fetch(group, []OffsetPartitions{{Topic: topic, Partitions: []int32{partition}}})
 	if err != nil {
@@ -81,7 +81,7 @@ func TestClassicCommitSimple(t *testing.T) {
 	}
 	// A group whose members left takes simple commits again.
 	ids := e.stable("g", 1)
-	e.cg.Leave("g", []LeavingMember{{MemberID: ids[0]}})
+	e.cg.Leave("g", []ClassicLeavingMember{{MemberID: ids[0]}})
 	if _, err := e.cg.Commit(commitOne("g", "", -1, "t", 0, 1)); err != nil {
 		t.Fatalf("simple commit to an Empty group: %v", err)
 	}
@@ -157,7 +157,7 @@ func TestClassicRetention(t *testing.T) {
 	// Leave, then check the boundary to the minute.
 	ids = e.stable("h", 1)
 	e.cg.Commit(commitOne("h", ids[0], 1, "t", 0, 9))
-	e.cg.Leave("h", []LeavingMember{{MemberID: ids[0]}})
+	e.cg.Leave("h", []ClassicLeavingMember{{MemberID: ids[0]}})
 	e.clock.Advance(time.Hour - time.Minute)
 	if got := e.committed("h", "t", 0); got != 9 {
 		t.Fatalf("expired early: %d", got)
@@ -195,7 +195,7 @@ func TestClassicOffsetDelete(t *testing.T) {
 		t.Fatalf("unknown group: %v", err)
 	}
 	// Once Empty, every topic may go.
-	e.cg.Leave("g", []LeavingMember{{MemberID: ids[0]}})
+	e.cg.Leave("g", []ClassicLeavingMember{{MemberID: ids[0]}})
 	if errs, _ := e.cg.DeleteOffsets("g", []OffsetPartitions{{Topic: "t", Partitions: []int32{0}}}); errs[0][0] != nil {
 		t.Fatalf("delete from an Empty group: %v", errs)
 	}

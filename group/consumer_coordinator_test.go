@@ -11,8 +11,8 @@ import (
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
-// kenv is a ConsumerGroups on a manual clock.
-type kenv struct {
+// consumerEnv is a ConsumerGroups on a manual clock.
+type consumerEnv struct {
 	t      *testing.T
 	clock  *locktimer.ManualClock
 	cg     *ConsumerGroups
@@ -22,15 +22,15 @@ type kenv struct {
 	topics map[string]TopicInfo
 }
 
-func newKEnv(t *testing.T) *kenv { t.Helper(); return newKEnvWith(t, nil) }
+func newConsumerEnv(t *testing.T) *consumerEnv { t.Helper(); return newConsumerEnvWith(t, nil) }
 
-func newKEnvWith(t *testing.T, change func(*ConsumerConfig)) *kenv {
+func newConsumerEnvWith(t *testing.T, change func(*ConsumerConfig)) *consumerEnv {
 	t.Helper()
 	cfg := DefaultConsumerConfig()
 	if change != nil {
 		change(&cfg)
 	}
-	e := &kenv{t: t, clock: locktimer.NewManualClock(t0), topics: topicsOf(map[string]int32{"A": 2, "C": 4}), reg: NewRegistry()}
+	e := &consumerEnv{t: t, clock: locktimer.NewManualClock(t0), topics: topicsOf(map[string]int32{"A": 2, "C": 4}), reg: NewRegistry()}
 	e.store = NewConfigStore(DefaultShareConfig())
 	cg, err := NewConsumerGroups(ConsumerOptions{
 		Clock: e.clock, Config: cfg, Configs: e.store, Registry: e.reg,
@@ -55,7 +55,7 @@ func newKEnvWith(t *testing.T, change func(*ConsumerConfig)) *kenv {
 	return e
 }
 
-func (e *kenv) hb(in ConsumerHeartbeatInput) (ConsumerHeartbeatResult, error) {
+func (e *consumerEnv) hb(in ConsumerHeartbeatInput) (ConsumerHeartbeatResult, error) {
 	if in.GroupID == "" {
 		in.GroupID = "g"
 	}
@@ -68,7 +68,7 @@ func (e *kenv) hb(in ConsumerHeartbeatInput) (ConsumerHeartbeatResult, error) {
 	return e.cg.Heartbeat(in, e.clock.Now())
 }
 
-func (e *kenv) join(member string, topics ...string) ConsumerHeartbeatResult {
+func (e *consumerEnv) join(member string, topics ...string) ConsumerHeartbeatResult {
 	e.t.Helper()
 	res, err := e.hb(ConsumerHeartbeatInput{MemberID: member, RebalanceTimeoutMs: 30000, SubscribedTopicNames: topics, Owned: []TopicPartitions{}})
 	if err != nil {
@@ -78,7 +78,7 @@ func (e *kenv) join(member string, topics ...string) ConsumerHeartbeatResult {
 }
 
 // beat heartbeats member at epoch, reporting owned (nil: not reported).
-func (e *kenv) beat(member string, epoch int32, owned []TopicPartitions) ConsumerHeartbeatResult {
+func (e *consumerEnv) beat(member string, epoch int32, owned []TopicPartitions) ConsumerHeartbeatResult {
 	e.t.Helper()
 	res, err := e.hb(ConsumerHeartbeatInput{MemberID: member, MemberEpoch: epoch, Owned: owned})
 	if err != nil {
@@ -97,7 +97,7 @@ func count(a []TopicPartitions) int {
 }
 
 func Test848EpochsJoinAndLeave(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	a := e.join("a", "A", "C")
 	if a.MemberEpoch != 1 || count(a.Assignment) != 6 || a.HeartbeatInterval != 5*time.Second {
 		t.Fatalf("first join: %+v", a)
@@ -120,7 +120,7 @@ func Test848EpochsJoinAndLeave(t *testing.T) {
 }
 
 func Test848EpochsV0BrokerMakesMemberID(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	res, err := e.cg.Heartbeat(ConsumerHeartbeatInput{Version: 0, GroupID: "g", RebalanceTimeoutMs: 1000, SubscribedTopicNames: []string{"A"}}, e.clock.Now())
 	if err != nil || res.MemberID != "broker-made" || res.MemberEpoch != 1 {
 		t.Fatalf("v0 join: %+v %v", res, err)
@@ -131,7 +131,7 @@ func Test848EpochsV0BrokerMakesMemberID(t *testing.T) {
 }
 
 func Test848RevokeFirst(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	a := e.join("a", "A", "C")
 	all := a.Assignment
 	b := e.join("b", "A", "C")
@@ -175,7 +175,7 @@ func Test848RevokeFirst(t *testing.T) {
 }
 
 func Test848Fencing(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	a := e.join("a", "A")
 	if _, err := e.hb(ConsumerHeartbeatInput{MemberID: "a", MemberEpoch: 5}); !errors.Is(err, ErrFencedMemberEpoch) {
 		t.Fatalf("future epoch: %v", err)
@@ -203,7 +203,7 @@ func Test848Fencing(t *testing.T) {
 }
 
 func Test848TimeoutsSession(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	e.join("a", "A")
 	e.clock.Advance(44 * time.Second)
 	e.beat("a", 1, nil)
@@ -218,7 +218,7 @@ func Test848TimeoutsSession(t *testing.T) {
 }
 
 func Test848TimeoutsGroupOverride(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	if err := e.store.Alter("g", []ConfigOp{{Name: "consumer.session.timeout.ms", Value: "50000"}, {Name: "consumer.heartbeat.interval.ms", Value: "6000"}}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func Test848TimeoutsGroupOverride(t *testing.T) {
 }
 
 func Test848TimeoutsRebalanceFencesNonRevoker(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	a := e.join("a", "C")
 	e.join("b", "C")
 	e.beat("a", 1, a.Assignment) // told to revoke two partitions; never does
@@ -253,7 +253,7 @@ func Test848TimeoutsRebalanceFencesNonRevoker(t *testing.T) {
 }
 
 func Test848EpochsStaticTemporaryLeave(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	inst := "i1"
 	res, err := e.hb(ConsumerHeartbeatInput{MemberID: "a", InstanceID: &inst, RebalanceTimeoutMs: 1000, SubscribedTopicNames: []string{"A"}})
 	if err != nil {
@@ -275,7 +275,7 @@ func Test848EpochsStaticTemporaryLeave(t *testing.T) {
 }
 
 func Test848EpochsValidation(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	bad := "nope"
 	cases := map[string]struct {
 		in   ConsumerHeartbeatInput
@@ -296,7 +296,7 @@ func Test848EpochsValidation(t *testing.T) {
 }
 
 func Test848RangeAssignor(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	r := "range"
 	for _, m := range []string{"b", "a"} {
 		if _, err := e.hb(ConsumerHeartbeatInput{MemberID: m, RebalanceTimeoutMs: 1000, SubscribedTopicNames: []string{"C"}, ServerAssignor: &r, Owned: []TopicPartitions{}}); err != nil {
@@ -316,7 +316,7 @@ func Test848RangeAssignor(t *testing.T) {
 }
 
 func TestConsumerOneKind(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	if err := e.reg.Claim("s", TypeShare); err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +340,7 @@ func TestConsumerOneKind(t *testing.T) {
 }
 
 func TestConsumerCommitChecks(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	e.join("a", "A")
 	e.join("b", "A") // group epoch 2; a stays at 1 until it revokes
 	off := []CommitTopic{{Topic: "A", Partitions: []CommitPartition{{Partition: 0, Offset: 7, LeaderEpoch: -1}}}}
@@ -375,7 +375,7 @@ func TestConsumerCommitChecks(t *testing.T) {
 }
 
 func Test848EpochsRegexSubscription(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	re := "A|B"
 	res, err := e.hb(ConsumerHeartbeatInput{MemberID: "a", RebalanceTimeoutMs: 1000, SubscribedTopicRegex: &re, Owned: []TopicPartitions{}})
 	if err != nil || count(res.Assignment) != 2 {
@@ -401,7 +401,7 @@ func Test848EpochsRegexSubscription(t *testing.T) {
 }
 
 func TestConsumerOffsetsRetention(t *testing.T) {
-	e := newKEnvWith(t, func(c *ConsumerConfig) { c.OffsetsRetention = 10 * time.Minute; c.RetentionCheckInterval = time.Minute })
+	e := newConsumerEnvWith(t, func(c *ConsumerConfig) { c.OffsetsRetention = 10 * time.Minute; c.RetentionCheckInterval = time.Minute })
 	e.join("a", "A")
 	off := []CommitTopic{{Topic: "A", Partitions: []CommitPartition{{Partition: 0, Offset: 3, LeaderEpoch: -1}}}}
 	if _, err := e.cg.Commit(CommitInput{GroupID: "g", MemberID: "a", Generation: 1, Topics: off}, 9); err != nil {
@@ -452,7 +452,7 @@ func Test848TimeoutsGroupConfigBoundsFollowBroker(t *testing.T) {
 // offset-delete for a KIP-848 group: a topic a member subscribes to is
 // consumed and keeps its offsets; another topic's offsets go.
 func TestConsumerDeleteOffsets(t *testing.T) {
-	e := newKEnv(t)
+	e := newConsumerEnv(t)
 	e.join("a", "A")
 	off := []CommitTopic{
 		{Topic: "A", Partitions: []CommitPartition{{Partition: 0, Offset: 3, LeaderEpoch: -1}}},

@@ -31,16 +31,16 @@
 //     rebalance timeout on the clock; session, rebalance, initial-delay and
 //     sync timeouts and offset retention all run on one locktimer.Service.
 //
-// Topic metadata reaches the package through a caller-supplied TopicResolver,
-// because storage is not importable here. Every partition the resolver
-// reports is assignable: the broker creates share-partition state lazily, on
-// a partition's first fetch (share-groups.md §9.5), so Kafka's "only
-// initialised partitions are assignable" rule never holds anything back.
+// Topic metadata reaches the package through a caller-supplied TopicResolver
+// (topics.go, shared by every kind of group), because storage is not
+// importable here. Every partition the resolver reports is assignable: the
+// broker creates share-partition state lazily, on a partition's first fetch
+// (share-groups.md §9.5), so Kafka's "only initialised partitions are
+// assignable" rule never holds anything back.
 //
 // Member leave and fencing do not touch share partitions (Kafka behaviour):
 // records stay acquired until their locks expire or the share session
-// closes. The OnChange hook tells the broker of membership changes in case it
-// wants to react anyway (metrics, logs, state initialisation).
+// closes, so the broker needs no word of membership changes.
 //
 // Decisions where share-groups.md leaves room:
 //

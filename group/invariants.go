@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 )
 
 // CheckInvariants reports the first broken invariant of any classic group,
@@ -73,7 +74,7 @@ func (g *classicGroup) checkLocked() error {
 			return fmt.Errorf("member %q awaits JoinGroup outside PreparingRebalance", id)
 		case m.sync != nil && g.state != ClassicCompletingRebalance:
 			return fmt.Errorf("member %q awaits SyncGroup outside CompletingRebalance", id)
-		case (g.state == ClassicCompletingRebalance || g.state == ClassicStable) && !slices.ContainsFunc(m.protocols, func(p Protocol) bool { return p.Name == g.protocol }):
+		case (g.state == ClassicCompletingRebalance || g.state == ClassicStable) && !slices.ContainsFunc(m.protocols, func(p ClassicProtocol) bool { return p.Name == g.protocol }):
 			return fmt.Errorf("member %q does not support the group's protocol %q", id, g.protocol)
 		}
 	}
@@ -166,6 +167,143 @@ func (g *consumerGroup) checkLocked() error {
 	for tp, id := range g.owner {
 		if m := g.members[id]; m == nil || !m.assigned[tp] && !m.revoking[tp] {
 			return fmt.Errorf("%v is owned by %q, which does not hold it", tp, id)
+		}
+	}
+	return nil
+}
+
+// CheckInvariants reports the first broken invariant of any share group, or
+// nil (share-groups.md §4.3, §4.4). Like ClassicGroups.CheckInvariants it
+// is for tests; its session-timer checks also need the coordinator open and
+// no timer firing, as between the steps of a test on a manual clock.
+//
+//   - A listed group is not deleted, and the registry gives its ID to share
+//     groups.
+//   - order lists each member once, and only members; no group has more
+//     than group.share.max.size members.
+//   - The state is Empty exactly when the group has no members.
+//   - Epochs: 0 <= previous epoch < member epoch <= assignment epoch <=
+//     group epoch. A member takes the assignment epoch in its own
+//     heartbeat, and the assignment epoch only catches up with the group
+//     epoch (§4.3).
+//   - The target assignment names only members, and gives each only
+//     partitions of topics it subscribes to, as last resolved.
+//   - A member at the assignment epoch holds exactly its target.
+//   - While the target is current (assignment epoch = group epoch) every
+//     member has one, within the simple assignor's bounds (§4.4): in each
+//     pool (every subscribed partition when the subscriptions are
+//     identical, else each topic over its subscribers) no partition has
+//     more than desiredSharing holders or none, and no member more than
+//     its quota.
+//   - Every member has a session timer whose deadline is still ahead of
+//     the clock, and the timer service holds no other timer.
+func (s *ShareGroups) CheckInvariants() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.clock.Now()
+	members := 0
+	for _, id := range slices.Sorted(maps.Keys(s.groups)) {
+		g := s.groups[id]
+		g.mu.Lock()
+		err := g.checkLocked(now)
+		if t, ok := s.registry.TypeOf(id); err == nil && (!ok || t != TypeShare) {
+			err = fmt.Errorf("the registry does not give the ID to share groups")
+		}
+		if err == nil && int64(len(g.members)) > int64(s.broker.MaxSize) {
+			err = fmt.Errorf("%d members, above group.share.max.size %d", len(g.members), s.broker.MaxSize)
+		}
+		members += len(g.members)
+		g.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("share group %q (group epoch %d, assignment epoch %d): %w", id, g.groupEpoch, g.assignmentEpoch, err)
+		}
+	}
+	if n := s.timers.Len(); n != members {
+		return fmt.Errorf("%d session timers pending for %d share group members", n, members)
+	}
+	return nil
+}
+
+func (g *shareGroup) checkLocked(now time.Time) error {
+	if g.deleted {
+		return fmt.Errorf("deleted, but still listed")
+	}
+	if err := checkOrder(g.order, len(g.members), func(id string) bool { return g.members[id] != nil }); err != nil {
+		return err
+	}
+	if empty := g.stateLocked() == ShareEmpty; empty != (len(g.members) == 0) {
+		return fmt.Errorf("state %s with %d members", g.stateLocked(), len(g.members))
+	}
+	if g.assignmentEpoch < 0 || g.assignmentEpoch > g.groupEpoch {
+		return fmt.Errorf("assignment epoch outside [0, group epoch]")
+	}
+	for id, m := range g.members {
+		switch {
+		case m.id != id:
+			return fmt.Errorf("member %q is filed under %q", m.id, id)
+		case m.prevEpoch < 0 || m.prevEpoch >= m.epoch || m.epoch > g.assignmentEpoch:
+			return fmt.Errorf("member %q at epoch %d (previous %d), outside (previous, assignment epoch]", id, m.epoch, m.prevEpoch)
+		case m.epoch == g.assignmentEpoch && !maps.Equal(m.assigned, g.target[id]):
+			return fmt.Errorf("member %q is at the assignment epoch but does not hold its target", id)
+		case m.timer == nil || !now.Before(m.deadline):
+			return fmt.Errorf("member %q has no session timer ahead of the clock (deadline %v)", id, m.deadline)
+		}
+	}
+	for id, target := range g.target {
+		m := g.members[id]
+		if m == nil {
+			return fmt.Errorf("target assignment for %q, not a member", id)
+		}
+		for tp := range target {
+			if !slices.ContainsFunc(m.topics, func(t string) bool {
+				info, ok := g.metadata[t]
+				return ok && info.ID == tp.id && tp.partition >= 0 && tp.partition < info.Partitions
+			}) {
+				return fmt.Errorf("member %q is assigned %v, not a partition of its subscription", id, tp)
+			}
+		}
+	}
+	if g.assignmentEpoch == g.groupEpoch {
+		return g.checkAssignorBoundsLocked()
+	}
+	return nil
+}
+
+// checkAssignorBoundsLocked checks a current target against the bounds of
+// assignSimple, pooling the partitions as it does.
+func (g *shareGroup) checkAssignorBoundsLocked() error {
+	for _, id := range g.order {
+		if _, ok := g.target[id]; !ok {
+			return fmt.Errorf("member %q has no target assignment at the group epoch", id)
+		}
+	}
+	for _, p := range assignPools(g.assignMembersLocked(), g.metadata) {
+		m, n := len(p.members), len(p.parts)
+		if m == 0 || n == 0 {
+			continue
+		}
+		sharing, quota := poolShares(m, n, 0)
+		for _, tp := range p.parts {
+			holders := 0
+			for _, id := range p.members {
+				if g.target[id][tp] {
+					holders++
+				}
+			}
+			if holders == 0 || holders > sharing {
+				return fmt.Errorf("%v has %d holders, want 1 to desiredSharing %d", tp, holders, sharing)
+			}
+		}
+		for i, id := range p.members {
+			held := 0
+			for _, tp := range p.parts {
+				if g.target[id][tp] {
+					held++
+				}
+			}
+			if held > quota[i] {
+				return fmt.Errorf("member %q holds %d partitions of its pool, above its quota %d", id, held, quota[i])
+			}
 		}
 	}
 	return nil

@@ -12,13 +12,13 @@ import (
 // menv is a ClassicGroups and a ConsumerGroups linked on one registry and
 // one manual clock, both seeing the kenv topics A (2 partitions) and C (4).
 type menv struct {
-	*kenv
+	*consumerEnv
 	classic *ClassicGroups
 }
 
 func newMigrationEnv(t *testing.T) *menv {
 	t.Helper()
-	k := newKEnv(t)
+	k := newConsumerEnv(t)
 	classic, err := NewClassicGroups(ClassicOptions{
 		Clock: k.clock, Config: DefaultClassicConfig(), Registry: k.reg,
 		Topics: func(name string) (TopicInfo, bool) {
@@ -35,7 +35,7 @@ func newMigrationEnv(t *testing.T) *menv {
 	if err := Link(classic, k.cg); err != nil {
 		t.Fatal(err)
 	}
-	return &menv{kenv: k, classic: classic}
+	return &menv{consumerEnv: k, classic: classic}
 }
 
 func (e *menv) typeOf(id string) Type {
@@ -105,9 +105,9 @@ func TestMigrationEmptyGroupKeepsOffsets(t *testing.T) {
 
 	// The member leaves; a classic JoinGroup downgrades the empty group.
 	e.beat("m1", -1, nil)
-	out := ready(t, e.classic.Join(JoinInput{GroupID: "g", ClientID: "c", SessionTimeout: 10 * time.Second,
+	out := ready(t, e.classic.Join(ClassicJoinInput{GroupID: "g", ClientID: "c", SessionTimeout: 10 * time.Second,
 		RebalanceTimeout: 30 * time.Second, ProtocolType: "consumer", RequireKnownMemberID: true,
-		Protocols: []Protocol{{Name: "range", Metadata: subscription("A")}}}))
+		Protocols: []ClassicProtocol{{Name: "range", Metadata: subscription("A")}}}))
 	if !errors.Is(out.Err, ErrMemberIDRequired) {
 		t.Fatalf("classic join after the downgrade: %v", out.Err)
 	}
@@ -138,9 +138,9 @@ func TestMigrationNonEmptyGroupsStay(t *testing.T) {
 	e := newMigrationEnv(t)
 
 	// A classic group with a member waiting out the initial delay.
-	busy := e.classic.Join(JoinInput{GroupID: "busy", ClientID: "c", SessionTimeout: 10 * time.Second,
+	busy := e.classic.Join(ClassicJoinInput{GroupID: "busy", ClientID: "c", SessionTimeout: 10 * time.Second,
 		RebalanceTimeout: 30 * time.Second, ProtocolType: "consumer",
-		Protocols: []Protocol{{Name: "range", Metadata: subscription("A")}}})
+		Protocols: []ClassicProtocol{{Name: "range", Metadata: subscription("A")}}})
 	waiting(t, busy)
 	_, err := e.hb(ConsumerHeartbeatInput{GroupID: "busy", MemberID: "m", RebalanceTimeoutMs: 30000, SubscribedTopicNames: []string{"A"}})
 	if !errors.Is(err, ErrGroupIDNotFound) {
@@ -153,7 +153,7 @@ func TestMigrationNonEmptyGroupsStay(t *testing.T) {
 	// converts once its session (10 s) has timed out, not before.
 	e.clock.Advance(3 * time.Second)
 	first := ready(t, busy)
-	if out := ready(t, e.classic.Sync(SyncInput{GroupID: "busy", MemberID: first.MemberID, Generation: first.Generation,
+	if out := ready(t, e.classic.Sync(ClassicSyncInput{GroupID: "busy", MemberID: first.MemberID, Generation: first.Generation,
 		Assignments: map[string][]byte{first.MemberID: {}}})); out.Err != nil {
 		t.Fatalf("sync: %v", out.Err)
 	}

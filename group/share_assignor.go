@@ -1,35 +1,6 @@
 package group
 
-import (
-	"slices"
-	"strings"
-)
-
-// TopicInfo is what the group needs to know of a topic.
-type TopicInfo struct {
-	Name       string
-	ID         [16]byte
-	Partitions int32
-}
-
-// TopicResolver looks a topic up by name; ok is false if it does not exist.
-// It is called with a group's lock held and must not call back into this
-// package.
-type TopicResolver func(name string) (info TopicInfo, ok bool)
-
-// TopicPartitions is the part of an assignment on one topic.
-type TopicPartitions struct {
-	TopicID    [16]byte
-	Topic      string
-	Partitions []int32 // ascending
-}
-
-// topicPartition identifies one partition by topic ID, so that a topic
-// deleted and recreated under the same name counts as a different topic.
-type topicPartition struct {
-	id        [16]byte
-	partition int32
-}
+import "slices"
 
 // assignMember is one member as the assignor sees it.
 type assignMember struct {
@@ -58,8 +29,25 @@ func assignBalanced(members []assignMember, topics map[string]TopicInfo, prev ma
 	for _, m := range members {
 		out[m.id] = make(map[topicPartition]bool)
 	}
+	for _, p := range assignPools(members, topics) {
+		assignPool(p.members, p.parts, prev, out, maxSharing)
+	}
+	return out
+}
+
+// pool is a set of partitions balanced over a set of members, in the
+// coordinator's order.
+type pool struct {
+	members []string
+	parts   []topicPartition
+}
+
+// assignPools splits an assignment into pools as assignSimple describes:
+// one of every subscribed partition when the subscriptions are identical,
+// else one per topic (by name) over its subscribers.
+func assignPools(members []assignMember, topics map[string]TopicInfo) []pool {
 	if len(members) == 0 {
-		return out
+		return nil
 	}
 	homogeneous := true
 	for _, m := range members[1:] {
@@ -77,8 +65,7 @@ func assignBalanced(members []assignMember, topics map[string]TopicInfo, prev ma
 		for i, m := range members {
 			ids[i] = m.id
 		}
-		assignPool(ids, parts, prev, out, maxSharing)
-		return out
+		return []pool{{ids, parts}}
 	}
 	subscribers := make(map[string][]string)
 	for _, m := range members {
@@ -91,10 +78,11 @@ func assignBalanced(members []assignMember, topics map[string]TopicInfo, prev ma
 		names = append(names, t)
 	}
 	slices.Sort(names)
+	pools := make([]pool, 0, len(names))
 	for _, t := range names {
-		assignPool(subscribers[t], appendPartitions(nil, topics, t), prev, out, maxSharing)
+		pools = append(pools, pool{subscribers[t], appendPartitions(nil, topics, t)})
 	}
-	return out
+	return pools
 }
 
 func appendPartitions(parts []topicPartition, topics map[string]TopicInfo, name string) []topicPartition {
@@ -126,19 +114,7 @@ func assignPool(members []string, parts []topicPartition, prev map[string]map[to
 	if m == 0 || p == 0 {
 		return
 	}
-	sharing := (m + p - 1) / p
-	if maxSharing > 0 {
-		sharing = min(sharing, maxSharing)
-	}
-	slots := sharing * p
-	// Quotas in integer arithmetic: ceil(slots*(i+1)/m) - ceil(slots*i/m).
-	// Kafka computes the same in doubles; exact integers avoid an
-	// off-by-one where a product rounds up past a whole number.
-	ceilDiv := func(a, b int) int { return (a + b - 1) / b }
-	quota := make([]int, m)
-	for i := range quota {
-		quota[i] = ceilDiv(slots*(i+1), m) - ceilDiv(slots*i, m)
-	}
+	sharing, quota := poolShares(m, p, maxSharing)
 	index := make(map[topicPartition]int, p)
 	for i, tp := range parts {
 		index[tp] = i
@@ -230,37 +206,22 @@ func assignPool(members []string, parts []topicPartition, prev map[string]map[to
 	}
 }
 
-// assignmentList renders a member's partitions sorted by topic name, then
-// partition; names come from topics by ID.
-func assignmentList(set map[topicPartition]bool, topics map[string]TopicInfo) []TopicPartitions {
-	if len(set) == 0 {
-		return []TopicPartitions{}
+// poolShares is how many members should share each of p partitions
+// (desiredSharing, at most maxSharing unless 0) and each of m members'
+// quota of partitions, by position.
+func poolShares(m, p, maxSharing int) (sharing int, quota []int) {
+	sharing = (m + p - 1) / p
+	if maxSharing > 0 {
+		sharing = min(sharing, maxSharing)
 	}
-	names := make(map[[16]byte]string, len(topics))
-	for name, info := range topics {
-		names[info.ID] = name
+	slots := sharing * p
+	// Quotas in integer arithmetic: ceil(slots*(i+1)/m) - ceil(slots*i/m).
+	// Kafka computes the same in doubles; exact integers avoid an
+	// off-by-one where a product rounds up past a whole number.
+	ceilDiv := func(a, b int) int { return (a + b - 1) / b }
+	quota = make([]int, m)
+	for i := range quota {
+		quota[i] = ceilDiv(slots*(i+1), m) - ceilDiv(slots*i, m)
 	}
-	byID := make(map[[16]byte]*TopicPartitions)
-	var out []*TopicPartitions
-	for tp := range set {
-		tps := byID[tp.id]
-		if tps == nil {
-			tps = &TopicPartitions{TopicID: tp.id, Topic: names[tp.id]}
-			byID[tp.id] = tps
-			out = append(out, tps)
-		}
-		tps.Partitions = append(tps.Partitions, tp.partition)
-	}
-	slices.SortFunc(out, func(a, b *TopicPartitions) int {
-		if c := strings.Compare(a.Topic, b.Topic); c != 0 {
-			return c
-		}
-		return slices.Compare(a.TopicID[:], b.TopicID[:])
-	})
-	res := make([]TopicPartitions, len(out))
-	for i, t := range out {
-		slices.Sort(t.Partitions)
-		res[i] = *t
-	}
-	return res
+	return sharing, quota
 }

@@ -29,49 +29,19 @@ type ShareOptions struct {
 	Registry *Registry
 	// Topics resolves subscribed topics. Required.
 	Topics TopicResolver
-	// OnChange, if set, hears of every membership change after the
-	// group's lock is released, on the goroutine that made the change
-	// (a request's, or the clock's for a session timeout). It must not
-	// block for long.
-	OnChange func(MembershipEvent)
-}
-
-// EventKind says what happened to a member or group.
-type EventKind uint8
-
-// Membership events.
-const (
-	MemberJoined EventKind = iota + 1
-	MemberLeft             // heartbeat with epoch -1
-	MemberFenced           // session timed out
-	MemberSubscriptionChanged
-	GroupDeleted
-)
-
-// MembershipEvent is one membership change, for ShareOptions.OnChange.
-type MembershipEvent struct {
-	Kind     EventKind
-	GroupID  string
-	MemberID string // empty for GroupDeleted
-	// GroupEpoch is the group epoch after the change.
-	GroupEpoch int32
-	// Topics is the member's subscription after MemberJoined or
-	// MemberSubscriptionChanged, so the broker can initialise share state.
-	Topics []string
 }
 
 // ShareGroups owns every share group of the broker.
 //
 // Locking: mu guards the groups map; each group has its own lock, taken
 // after mu. Topic resolution, the registry, the config store and the timer
-// service are called with a group lock held. OnChange runs with no lock.
+// service are called with a group lock held.
 type ShareGroups struct {
 	clock    locktimer.Clock
 	broker   ShareConfig
 	configs  *ConfigStore
 	registry *Registry
 	resolve  TopicResolver
-	onChange func(MembershipEvent)
 	timers   *locktimer.Service
 
 	mu     sync.Mutex // guards groups
@@ -98,7 +68,6 @@ func NewShareGroups(o ShareOptions) (*ShareGroups, error) {
 		configs:  o.Configs,
 		registry: o.Registry,
 		resolve:  o.Topics,
-		onChange: o.OnChange,
 		timers:   locktimer.NewService(o.Clock, nil),
 		groups:   make(map[string]*shareGroup),
 	}, nil
@@ -113,8 +82,8 @@ func (s *ShareGroups) Configs() *ConfigStore { return s.configs }
 // Registry returns the group-type registry in use.
 func (s *ShareGroups) Registry() *Registry { return s.registry }
 
-// HeartbeatInput is a ShareGroupHeartbeat request in domain terms.
-type HeartbeatInput struct {
+// ShareHeartbeatInput is a ShareGroupHeartbeat request in domain terms.
+type ShareHeartbeatInput struct {
 	GroupID     string
 	MemberID    string
 	MemberEpoch int32
@@ -126,14 +95,10 @@ type HeartbeatInput struct {
 	// ClientID and ClientHost come from the request context.
 	ClientID   string
 	ClientHost string
-	// AuthorizeTopics, if set, is asked about the subscribed topics at the
-	// point of §4.2's order where Kafka checks topic DESCRIBE ACLs; its
-	// error is returned unchanged.
-	AuthorizeTopics func(topics []string) error
 }
 
-// HeartbeatResult is a successful ShareGroupHeartbeat answer.
-type HeartbeatResult struct {
+// ShareHeartbeatResult is a successful ShareGroupHeartbeat answer.
+type ShareHeartbeatResult struct {
 	MemberEpoch       int32
 	HeartbeatInterval time.Duration // zero on leave
 	// Assignment is nil when the heartbeat need not carry one; otherwise
@@ -167,17 +132,13 @@ func javaLength(s string) int {
 }
 
 // validate makes the request-shape checks of §4.2 in Kafka's order.
-func (in *HeartbeatInput) validate() error {
+func (in *ShareHeartbeatInput) validate() error {
 	if err := CheckMemberID(in.MemberID); err != nil {
 		return err
 	}
-	if in.AuthorizeTopics != nil && in.SubscribedTopicNames != nil {
-		if err := in.AuthorizeTopics(in.SubscribedTopicNames); err != nil {
-			return err
-		}
-	}
-	// The coordinator repeats the member ID check with blank meaning
-	// empty, after the topic ACLs the broker checked first.
+	// Kafka checks topic DESCRIBE ACLs here (§4.2); we have no authoriser
+	// (§5.7). Its coordinator then repeats the member ID check with blank
+	// meaning empty.
 	switch {
 	case strings.TrimSpace(in.MemberID) == "":
 		return fmt.Errorf("%w: MemberId can't be empty", ErrInvalidRequest)
@@ -194,15 +155,15 @@ func (in *HeartbeatInput) validate() error {
 }
 
 // Heartbeat handles one ShareGroupHeartbeat at time now (the clock's time).
-// Errors wrap the sentinels of errors.go, or come from AuthorizeTopics.
-func (s *ShareGroups) Heartbeat(in HeartbeatInput, now time.Time) (HeartbeatResult, error) {
+// Errors wrap the sentinels of errors.go.
+func (s *ShareGroups) Heartbeat(in ShareHeartbeatInput, now time.Time) (ShareHeartbeatResult, error) {
 	if err := in.validate(); err != nil {
-		return HeartbeatResult{}, err
+		return ShareHeartbeatResult{}, err
 	}
 	for {
 		g, err := s.lookup(in.GroupID, in.MemberEpoch == 0)
 		if err != nil {
-			return HeartbeatResult{}, err
+			return ShareHeartbeatResult{}, err
 		}
 		g.mu.Lock()
 		if g.deleted {
@@ -210,9 +171,8 @@ func (s *ShareGroups) Heartbeat(in HeartbeatInput, now time.Time) (HeartbeatResu
 			g.mu.Unlock()
 			continue
 		}
-		res, events, err := s.heartbeatLocked(g, &in, now)
+		res, err := s.heartbeatLocked(g, &in, now)
 		g.mu.Unlock()
-		s.emit(events)
 		return res, err
 	}
 }
@@ -239,34 +199,31 @@ func (s *ShareGroups) lookup(id string, create bool) (*shareGroup, error) {
 	return g, nil
 }
 
-func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *HeartbeatInput, now time.Time) (HeartbeatResult, []MembershipEvent, error) {
+func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *ShareHeartbeatInput, now time.Time) (ShareHeartbeatResult, error) {
 	m := g.members[in.MemberID]
 	if m == nil && in.MemberEpoch >= 0 && int32(len(g.members)) >= s.broker.MaxSize {
-		return HeartbeatResult{}, nil, fmt.Errorf("%w: the share group has reached its maximum capacity of %d members", ErrGroupMaxSizeReached, s.broker.MaxSize)
+		return ShareHeartbeatResult{}, fmt.Errorf("%w: the share group has reached its maximum capacity of %d members", ErrGroupMaxSizeReached, s.broker.MaxSize)
 	}
 	if m == nil && in.MemberEpoch != 0 {
-		return HeartbeatResult{}, nil, fmt.Errorf("%w: member %s is not a member of group %s", ErrUnknownMemberID, in.MemberID, g.id)
+		return ShareHeartbeatResult{}, fmt.Errorf("%w: member %s is not a member of group %s", ErrUnknownMemberID, in.MemberID, g.id)
 	}
 
 	if in.MemberEpoch == -1 {
 		g.removeMemberLocked(m, s.timers)
-		ev := MembershipEvent{Kind: MemberLeft, GroupID: g.id, MemberID: m.id, GroupEpoch: g.groupEpoch}
-		return HeartbeatResult{MemberEpoch: -1}, []MembershipEvent{ev}, nil
+		return ShareHeartbeatResult{MemberEpoch: -1}, nil
 	}
 
 	if m != nil && (in.MemberEpoch > m.epoch || (in.MemberEpoch < m.epoch && in.MemberEpoch != m.prevEpoch)) {
-		return HeartbeatResult{}, nil, fmt.Errorf("%w: the share group member has epoch %d, the request carried %d", ErrFencedMemberEpoch, m.epoch, in.MemberEpoch)
+		return ShareHeartbeatResult{}, fmt.Errorf("%w: the share group member has epoch %d, the request carried %d", ErrFencedMemberEpoch, m.epoch, in.MemberEpoch)
 	}
 
 	// Accepted: apply the request to the member.
-	var events []MembershipEvent
 	bump := false
 	if m == nil {
 		m = &shareMember{id: in.MemberID, assigned: map[topicPartition]bool{}}
 		g.members[m.id] = m
 		g.order = append(g.order, m.id)
 		bump = true
-		events = append(events, MembershipEvent{Kind: MemberJoined, GroupID: g.id, MemberID: m.id})
 	}
 	m.clientID, m.clientHost = in.ClientID, in.ClientHost
 	if in.RackID != nil {
@@ -277,10 +234,7 @@ func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *HeartbeatInput, now tim
 		topics := slices.Compact(slices.Sorted(slices.Values(in.SubscribedTopicNames)))
 		if !slices.Equal(topics, m.topics) {
 			m.topics = topics
-			if !bump {
-				bump = true
-				events = append(events, MembershipEvent{Kind: MemberSubscriptionChanged, GroupID: g.id, MemberID: m.id})
-			}
+			bump = true
 		}
 	}
 	// Topic metadata is checked on every heartbeat: cheap for a mock, and
@@ -314,43 +268,27 @@ func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *HeartbeatInput, now tim
 		s.timers.Reset(m.timer, m.deadline)
 	}
 
-	res := HeartbeatResult{MemberEpoch: m.epoch, HeartbeatInterval: cfg.HeartbeatInterval}
+	res := ShareHeartbeatResult{MemberEpoch: m.epoch, HeartbeatInterval: cfg.HeartbeatInterval}
 	if in.MemberEpoch == 0 || in.SubscribedTopicNames != nil || changed {
 		res.Assignment = assignmentList(m.assigned, g.metadata)
 	}
-	for i := range events {
-		events[i].GroupEpoch = g.groupEpoch
-		events[i].Topics = slices.Clone(m.topics)
-	}
-	return res, events, nil
+	return res, nil
 }
 
 // expiry returns m's session-timeout callback.
 func (s *ShareGroups) expiry(g *shareGroup, m *shareMember) func() {
 	return func() {
 		g.mu.Lock()
+		defer g.mu.Unlock()
 		if g.deleted || g.members[m.id] != m || s.clock.Now().Before(m.deadline) {
-			g.mu.Unlock()
 			return
 		}
 		g.removeMemberLocked(m, s.timers)
-		ev := MembershipEvent{Kind: MemberFenced, GroupID: g.id, MemberID: m.id, GroupEpoch: g.groupEpoch}
-		g.mu.Unlock()
-		s.emit([]MembershipEvent{ev})
 	}
 }
 
-func (s *ShareGroups) emit(events []MembershipEvent) {
-	if s.onChange == nil {
-		return
-	}
-	for _, ev := range events {
-		s.onChange(ev)
-	}
-}
-
-// DescribedMember is one member in ShareGroupDescribe.
-type DescribedMember struct {
+// ShareDescribedMember is one member in ShareGroupDescribe.
+type ShareDescribedMember struct {
 	MemberID             string
 	RackID               *string
 	MemberEpoch          int32
@@ -360,52 +298,52 @@ type DescribedMember struct {
 	Assignment           []TopicPartitions
 }
 
-// DescribedGroup is one group in ShareGroupDescribe. When Err is set
+// ShareDescribedGroup is one group in ShareGroupDescribe. When Err is set
 // (ErrInvalidGroupID or ErrGroupIDNotFound) only GroupID is meaningful.
-type DescribedGroup struct {
+type ShareDescribedGroup struct {
 	GroupID         string
 	Err             error
 	State           ShareGroupState
 	GroupEpoch      int32
 	AssignmentEpoch int32
 	AssignorName    string
-	Members         []DescribedMember // in join order
+	Members         []ShareDescribedMember // in join order
 }
 
 // Describe answers ShareGroupDescribe for ids, in request order.
-func (s *ShareGroups) Describe(ids []string) []DescribedGroup {
-	out := make([]DescribedGroup, 0, len(ids))
+func (s *ShareGroups) Describe(ids []string) []ShareDescribedGroup {
+	out := make([]ShareDescribedGroup, 0, len(ids))
 	for _, id := range ids {
 		out = append(out, s.describeOne(id))
 	}
 	return out
 }
 
-func (s *ShareGroups) describeOne(id string) DescribedGroup {
+func (s *ShareGroups) describeOne(id string) ShareDescribedGroup {
 	if id == "" {
-		return DescribedGroup{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
+		return ShareDescribedGroup{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
 	}
 	g, err := s.lookup(id, false)
 	if err != nil {
 		// Another group type, or missing: Kafka says the same for both.
-		return DescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
+		return ShareDescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.deleted {
-		return DescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
+		return ShareDescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
 	}
-	d := DescribedGroup{
+	d := ShareDescribedGroup{
 		GroupID:         id,
 		State:           g.stateLocked(),
 		GroupEpoch:      g.groupEpoch,
 		AssignmentEpoch: g.assignmentEpoch,
 		AssignorName:    "simple",
-		Members:         make([]DescribedMember, 0, len(g.order)),
+		Members:         make([]ShareDescribedMember, 0, len(g.order)),
 	}
 	for _, mid := range g.order {
 		m := g.members[mid]
-		dm := DescribedMember{
+		dm := ShareDescribedMember{
 			MemberID:             m.id,
 			MemberEpoch:          m.epoch,
 			ClientID:             m.clientID,
@@ -422,28 +360,28 @@ func (s *ShareGroups) describeOne(id string) DescribedGroup {
 	return d
 }
 
-// ListedGroup is one share group in ListGroups (type and protocol type
+// ShareListedGroup is one share group in ListGroups (type and protocol type
 // "share").
-type ListedGroup struct {
+type ShareListedGroup struct {
 	GroupID string
 	State   ShareGroupState
 }
 
 // List returns every share group, sorted by ID. Filtering by type and state
 // is the broker's, since it spans all group types.
-func (s *ShareGroups) List() []ListedGroup {
+func (s *ShareGroups) List() []ShareListedGroup {
 	s.mu.Lock()
 	groups := slices.Collect(maps.Values(s.groups))
 	s.mu.Unlock()
-	out := make([]ListedGroup, 0, len(groups))
+	out := make([]ShareListedGroup, 0, len(groups))
 	for _, g := range groups {
 		g.mu.Lock()
 		if !g.deleted {
-			out = append(out, ListedGroup{GroupID: g.id, State: g.stateLocked()})
+			out = append(out, ShareListedGroup{GroupID: g.id, State: g.stateLocked()})
 		}
 		g.mu.Unlock()
 	}
-	slices.SortFunc(out, func(a, b ListedGroup) int { return strings.Compare(a.GroupID, b.GroupID) })
+	slices.SortFunc(out, func(a, b ShareListedGroup) int { return strings.Compare(a.GroupID, b.GroupID) })
 	return out
 }
 
@@ -468,7 +406,6 @@ func (s *ShareGroups) Delete(id string) error {
 	s.registry.Release(id, TypeShare)
 	g.mu.Unlock()
 	s.mu.Unlock()
-	s.emit([]MembershipEvent{{Kind: GroupDeleted, GroupID: id}})
 	return nil
 }
 

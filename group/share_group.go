@@ -16,8 +16,8 @@ type ShareGroupState string
 // Share group states (share-groups.md §4.3). Dead exists only as the
 // DescribeGroups placeholder, which the broker writes itself.
 const (
-	ShareGroupEmpty  ShareGroupState = "Empty"
-	ShareGroupStable ShareGroupState = "Stable"
+	ShareEmpty  ShareGroupState = "Empty"
+	ShareStable ShareGroupState = "Stable"
 )
 
 // shareGroup is one share group. Every field is guarded by mu, which is
@@ -58,9 +58,9 @@ type shareMember struct {
 
 func (g *shareGroup) stateLocked() ShareGroupState {
 	if len(g.members) == 0 {
-		return ShareGroupEmpty
+		return ShareEmpty
 	}
-	return ShareGroupStable
+	return ShareStable
 }
 
 // subscribedTopicsLocked is the union of the members' subscriptions, sorted.
@@ -109,10 +109,16 @@ func (g *shareGroup) computeAssignmentLocked() {
 	if g.assignmentEpoch >= g.groupEpoch {
 		return
 	}
+	g.target = assignSimple(g.assignMembersLocked(), g.metadata, g.target)
+	g.assignmentEpoch = g.groupEpoch
+}
+
+// assignMembersLocked is the members as the assignor sees them, in join
+// order.
+func (g *shareGroup) assignMembersLocked() []assignMember {
 	members := make([]assignMember, 0, len(g.order))
 	for _, id := range g.order {
 		members = append(members, assignMember{id: id, topics: g.members[id].topics})
 	}
-	g.target = assignSimple(members, g.metadata, g.target)
-	g.assignmentEpoch = g.groupEpoch
+	return members
 }
