@@ -13,14 +13,13 @@ package clients
 // ../testdata/frames/<client>/<api>-v<N>.hex.
 
 import (
-	"context"
 	"flag"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/internal/clientframes"
+	"github.com/sharebroker/sharebroker/internal/testbroker"
 )
 
 var capture = flag.Bool("capture", false, "record client request frames into ../testdata/frames")
@@ -34,25 +33,7 @@ func TestCaptureClientFrames(t *testing.T) {
 	kcat := lookKcat(t)
 	python := lookKafkaPython(t)
 
-	p, err := clientframes.ListenProxy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Advertise: p.Addr(), Logger: slog.New(slog.DiscardHandler),
-		Props: map[string]string{"group.initial.rebalance.delay.ms": "0"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p.Serve(b.Addr().String())
-	t.Cleanup(func() {
-		p.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		b.Close(ctx)
-	})
+	p := testbroker.StartBehindProxy(t, broker.Config{})
 	addr := p.Addr()
 
 	for _, c := range []struct {

@@ -17,7 +17,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,6 +30,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/internal/clientframes"
+	"github.com/sharebroker/sharebroker/internal/testbroker"
 	"github.com/sharebroker/sharebroker/wire"
 )
 
@@ -43,24 +43,7 @@ func TestCaptureClientFrames(t *testing.T) {
 	if !*capture {
 		t.Skip("run with -capture to record client frames")
 	}
-	p, err := clientframes.ListenProxy()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Advertise: p.Addr(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p.Serve(b.Addr().String())
-	t.Cleanup(func() {
-		p.Close()
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		b.Close(ctx)
-	})
+	p := testbroker.StartBehindProxy(t, broker.Config{})
 	addr := p.Addr()
 
 	for _, c := range []struct {
