@@ -8,15 +8,15 @@ import (
 	"sync"
 )
 
-// The garbage a serving broker may pile up between two GC cycles, as GOGC
-// would otherwise leave it.
+// gc-headroom (docs/design.md, Memory): how much garbage a serving broker
+// may pile up between two GC cycles.
 //
 // Why: almost all of a loaded broker's heap is record bytes that stay as
 // long as the log holds them, in large pointer-free chunks that cost the
 // GC next to nothing to mark. Go's default (GOGC=100) lets the heap grow
 // by its whole live size before collecting, so a broker holding 36 MB of
 // chunks (22 MB of records in them) may accumulate 36 MB of short-lived
-// garbage first — every request's decode, acknowledgement and fetch
+// garbage first: every request's decode, acknowledgement and fetch
 // bookkeeping lands on fresh pages that stay resident. Bounding the growth
 // to a few MB instead costs a cycle per few MB allocated, cheap for such a
 // heap, and keeps RSS near what the log holds.

@@ -7,8 +7,9 @@ import (
 	"time"
 )
 
-// Rule: the heap may grow by max(2 MiB, live/16) between GC cycles, and a
-// small heap keeps Go's default of 100.
+// Rule gc-headroom (docs/design.md, Memory): the heap may grow by
+// max(2 MiB, live/16) between GC cycles, and a small heap keeps Go's
+// default of 100.
 func TestGCPercentForBoundsHeapGrowth(t *testing.T) {
 	cases := []struct {
 		live uint64
@@ -31,8 +32,8 @@ func TestGCPercentForBoundsHeapGrowth(t *testing.T) {
 	}
 }
 
-// Rule: after every GC cycle the CLI sets GOGC from the live heap that
-// cycle found; stopping puts the default back.
+// Rule gc-headroom: after every GC cycle the CLI sets GOGC from the live
+// heap that cycle found; stopping puts the default back.
 func TestFollowLiveHeapSetsGOGCAfterEachCycle(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
@@ -80,7 +81,8 @@ func TestFollowLiveHeapSetsGOGCAfterEachCycle(t *testing.T) {
 	}
 }
 
-// Rule: a GOGC or GOMEMLIMIT the user set wins; the CLI leaves GC alone.
+// Rule gc-headroom: a GOGC or GOMEMLIMIT the user set wins; the CLI leaves
+// GC alone.
 func TestFollowLiveHeapLeavesUserSettingAlone(t *testing.T) {
 	for _, env := range []string{"GOGC", "GOMEMLIMIT"} {
 		t.Run(env, func(t *testing.T) {
