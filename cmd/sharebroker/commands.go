@@ -142,6 +142,10 @@ func runServe(ctx context.Context, logOut io.Writer, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	// Bound the garbage between GC cycles (memory.go); process-wide, so
+	// here and not in package broker.
+	stopGC, _ := followLiveHeap(nil)
+	defer stopGC()
 	b, err := broker.New(cfg)
 	if err != nil {
 		return err
