@@ -157,7 +157,7 @@ func New(cfg Config) (*Broker, error) {
 			b.metrics.fireDelay.Observe(late.Seconds())
 		},
 	})
-	b.metrics = newMetrics(b, r.Registry)
+	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
 	return b, nil
 }
@@ -239,7 +239,7 @@ func (b *Broker) Addr() net.Addr {
 }
 
 // Registry returns the registry holding the broker's metrics.
-func (b *Broker) Registry() *prometheus.Registry { return b.metrics.reg }
+func (b *Broker) Registry() *prometheus.Registry { return b.metrics.registry() }
 
 // Clock returns the broker's clock.
 func (b *Broker) Clock() locktimer.Clock { return b.clock }

@@ -78,6 +78,8 @@ type resolved struct {
 	Config
 	props brokerProps
 	share group.ShareConfig
+	// ownRegistry: Registry was made here, so only the broker reads it.
+	ownRegistry bool
 }
 
 func (c Config) resolve() (*resolved, error) {
@@ -104,6 +106,7 @@ func (c Config) resolve() (*resolved, error) {
 	}
 	if r.Registry == nil {
 		r.Registry = prometheus.NewRegistry()
+		r.ownRegistry = true
 	}
 	if r.NodeID < 0 {
 		return nil, fmt.Errorf("node ID %d: must not be negative", r.NodeID)

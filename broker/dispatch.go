@@ -41,19 +41,21 @@ type api struct {
 var apis [maxAPIKey + 1]*api
 
 // register adds a handler for key serving versions [minV, maxV]. It panics
-// on a duplicate key, an inverted range, or a version kmsg cannot decode:
-// each is a programming error found at start-up, never at a client's request.
+// on a key outside the table, a duplicate key or an inverted range: each is
+// a programming error found at start-up, never at a client's request.
+//
+// That every registered version is one kmsg decodes is checked by
+// TestDispatchTableWithinKmsg rather than here: asking kmsg for a request of
+// each of the ~45 registered APIs in init took half of this package's init,
+// 0.09 ms of every start (GODEBUG=inittrace=1, median of 40).
 func register(key, minV, maxV int16, fn handlerFunc) {
-	req := kmsg.RequestForKey(key)
 	switch {
-	case key < 0 || key > maxAPIKey || req == nil:
-		panic(fmt.Sprintf("register: unknown API key %d", key))
+	case key < 0 || key > maxAPIKey:
+		panic(fmt.Sprintf("register: API key %d outside the dispatch table", key))
 	case apis[key] != nil:
 		panic(fmt.Sprintf("register: %s registered twice", kmsg.NameForKey(key)))
 	case minV < 0 || minV > maxV:
 		panic(fmt.Sprintf("register: %s has inverted range %d-%d", kmsg.NameForKey(key), minV, maxV))
-	case maxV > req.MaxVersion():
-		panic(fmt.Sprintf("register: %s v%d is beyond what kmsg decodes (v%d)", kmsg.NameForKey(key), maxV, req.MaxVersion()))
 	}
 	apis[key] = &api{key: key, minVersion: minV, maxVersion: maxV, handle: fn}
 }

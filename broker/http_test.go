@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -222,6 +223,32 @@ func TestMetricsAfterShareScenario(t *testing.T) {
 	if p.Topic != semTopic || p.SPSO != 1 || p.SPEO != 1 || len(p.Ranges) != 1 ||
 		p.Ranges[0].State != "AVAILABLE" || p.Ranges[0].DeliveryCount != 2 || p.Ranges[0].LockDeadline != "" {
 		t.Fatalf("share partition: %s", body)
+	}
+}
+
+// A registry the embedding program supplies holds every collector once New
+// returns, before any request or scrape: the program may gather from it
+// without asking the broker (a registry of the broker's own is filled on
+// first use).
+func TestSuppliedRegistryFilledAtNew(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Registry: reg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close(context.Background()) })
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, f := range fams {
+		got[f.GetName()] = true
+	}
+	for _, name := range []string{"sharebroker_requests_total", "sharebroker_frames_rejected_total", "sharebroker_connections", "go_goroutines", "process_start_time_seconds"} {
+		if !got[name] {
+			t.Errorf("supplied registry lacks %s after New", name)
+		}
 	}
 }
 

@@ -7,12 +7,12 @@ import (
 	"os"
 	"reflect"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/sharepartition"
@@ -72,11 +72,23 @@ type metrics struct {
 	panics         prometheus.Counter
 	fireDelay      prometheus.Histogram
 	delivery       deliveryCounts
+
+	b      *Broker   // read by the gauges and the share collector
+	filled sync.Once // fill has run
 }
 
-func newMetrics(b *Broker, reg *prometheus.Registry) *metrics {
+// newMetrics makes the instruments the request path counts with. Filling
+// the registry — the Go and process collectors, the gauges, the series
+// every scrape shows at zero — is left to the first reader of the registry
+// (registry) when the broker made the registry itself: nothing else can
+// read it, and filling it took 0.3–0.45 ms of a 6 ms start, most of it
+// the Go collector, before the Kafka listener was bound. A registry the
+// caller supplied is filled at once, because the caller may gather from it
+// without asking the broker.
+func newMetrics(b *Broker, reg *prometheus.Registry, own bool) *metrics {
 	m := &metrics{
 		reg: reg,
+		b:   b,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sharebroker_requests_total",
 			Help: "Requests answered, by API and response error code (\"mixed\": several distinct codes; \"closed\": the connection was closed instead).",
@@ -100,6 +112,23 @@ func newMetrics(b *Broker, reg *prometheus.Registry) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 8),
 		}),
 	}
+	if !own {
+		m.registry()
+	}
+	return m
+}
+
+// registry returns the broker's registry, filled.
+func (m *metrics) registry() *prometheus.Registry {
+	m.filled.Do(m.fill)
+	return m.reg
+}
+
+// fill registers every collector on m.reg and creates the series a scrape
+// shows before anything is counted. Series the request path made in the
+// meantime are kept: WithLabelValues returns an existing series.
+func (m *metrics) fill() {
+	b := m.b
 	for _, r := range rejectReasons {
 		m.framesRejected.WithLabelValues(r)
 	}
@@ -108,9 +137,14 @@ func newMetrics(b *Broker, reg *prometheus.Registry) *metrics {
 			m.requests.WithLabelValues(kmsg.NameForKey(a.key), "0")
 		}
 	}
-	reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	m.reg.MustRegister(
+		// The collectors package's constructors are these two, wrapped;
+		// calling them here keeps that package, its init (five regexps)
+		// and database/sql out of the binary, which starts faster without.
+		//lint:ignore SA1019 same collector as collectors.NewGoCollector
+		prometheus.NewGoCollector(),
+		//lint:ignore SA1019 same collector as collectors.NewProcessCollector
+		prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 		m.requests, m.duration, m.framesRejected, m.panics, m.fireDelay,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sharebroker_connections",
@@ -130,7 +164,6 @@ func newMetrics(b *Broker, reg *prometheus.Registry) *metrics {
 		}, func() float64 { return float64(b.shares.LockTimers()) }),
 		&shareCollector{b: b},
 	)
-	return m
 }
 
 // request counts one answered request and its handling time.

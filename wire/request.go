@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -122,39 +123,53 @@ func uvarint(b []byte) (uint64, []byte, error) {
 	return v, b[n:], nil
 }
 
-// keyInfo is what the header parser needs to know of an API key: the
-// newest version kmsg decodes and the first version whose request header
-// carries tagged fields (flexible versions, KIP-482). It is computed once,
-// so parsing a header allocates nothing.
-type keyInfo struct {
-	known        bool
-	maxVersion   int16
-	flexibleFrom int16 // maxVersion+1 when no version is flexible
-}
-
-var keyInfos = func() (infos [1 << 8]keyInfo) {
-	for key := range int16(len(infos)) {
-		req := kmsg.RequestForKey(key)
-		if req == nil {
-			continue
-		}
-		info := keyInfo{known: true, maxVersion: req.MaxVersion(), flexibleFrom: req.MaxVersion() + 1}
-		for v := int16(0); v <= info.maxVersion; v++ {
-			req.SetVersion(v)
-			if req.IsFlexible() {
-				info.flexibleFrom = v
-				break
-			}
-		}
-		infos[key] = info
-	}
-	return infos
-}()
-
+// versionInfo returns what the header parser needs to know of an API key:
+// the newest version kmsg decodes and the first version whose request
+// header carries tagged fields (flexible versions, KIP-482; maxVersion+1
+// when no version is flexible).
+//
+// It asks kmsg the first time a key is parsed and keeps the answer in
+// keyInfos, so parsing a header allocates nothing after that. Filling the
+// table for every key at package init instead made a request of each of
+// kmsg's ~90 APIs and stepped through their versions: 0.1–0.3 ms of every
+// start-up, mostly faulting in kmsg code a broker may never run.
 func versionInfo(key int16) (maxVersion, flexibleFrom int16, known bool) {
-	if key < 0 || int(key) >= len(keyInfos) || !keyInfos[key].known {
+	if key < 0 || int(key) >= len(keyInfos) {
 		return 0, 0, false
 	}
-	info := keyInfos[key]
-	return info.maxVersion, info.flexibleFrom, true
+	info := keyInfos[key].Load()
+	if info&infoFilled == 0 {
+		info = lookupKeyInfo(key)
+		keyInfos[key].Store(info) // concurrent parsers store the same value
+	}
+	return int16(info >> 15 & infoVersionMask), int16(info & infoVersionMask), info&infoKnown != 0
+}
+
+// keyInfos holds versionInfo's answer per key, packed: infoFilled once
+// looked up, infoKnown when kmsg knows the key, the newest version in bits
+// 15–29 and the first flexible version in bits 0–14 (versions are
+// non-negative int16s).
+var keyInfos [1 << 8]atomic.Uint32
+
+const (
+	infoFilled      = 1 << 31
+	infoKnown       = 1 << 30
+	infoVersionMask = 1<<15 - 1
+)
+
+func lookupKeyInfo(key int16) uint32 {
+	req := kmsg.RequestForKey(key)
+	if req == nil {
+		return infoFilled
+	}
+	maxV := req.MaxVersion()
+	flexibleFrom := maxV + 1
+	for v := int16(0); v <= maxV; v++ {
+		req.SetVersion(v)
+		if req.IsFlexible() {
+			flexibleFrom = v
+			break
+		}
+	}
+	return infoFilled | infoKnown | uint32(maxV)<<15 | uint32(flexibleFrom)
 }

@@ -161,6 +161,45 @@ func TestParseHeaderCutEverywhere(t *testing.T) {
 	}
 }
 
+// TestParseHeaderEveryKeyAndVersion checks what ParseHeader knows of each
+// key (looked up on first use) against kmsg: every version up to kmsg's
+// newest parses, flexible exactly where kmsg's request is, and the version
+// after it is unsupported.
+func TestParseHeaderEveryKeyAndVersion(t *testing.T) {
+	for key := range int16(1 << 8) {
+		req := kmsg.RequestForKey(key)
+		if req == nil {
+			if _, _, err := wire.ParseHeader(rawHeader(key, 0, 1, -1, "")); !errors.Is(err, wire.ErrUnknownAPIKey) {
+				t.Fatalf("key %d: err = %v, want ErrUnknownAPIKey", key, err)
+			}
+			continue
+		}
+		for v := int16(0); v <= req.MaxVersion()+1; v++ {
+			frame := append(rawHeader(key, v, 1, -1, ""), 0) // empty tagged fields
+			h, _, err := wire.ParseHeader(frame)
+			if v > req.MaxVersion() {
+				if !errors.Is(err, wire.ErrUnsupportedVersion) {
+					t.Fatalf("%s v%d: err = %v, want ErrUnsupportedVersion", kmsg.NameForKey(key), v, err)
+				}
+				continue
+			}
+			req.SetVersion(v)
+			if err != nil || h.Flexible != req.IsFlexible() {
+				t.Fatalf("%s v%d: flexible %v, err %v; kmsg says flexible %v", kmsg.NameForKey(key), v, h.Flexible, err, req.IsFlexible())
+			}
+		}
+	}
+}
+
+// Parsing a header allocates nothing once its key has been seen (without a
+// client ID, the one string it copies).
+func TestParseHeaderAllocatesNothing(t *testing.T) {
+	frame := append(rawHeader(18, 3, 1, -1, ""), 0)
+	if allocs := testing.AllocsPerRun(100, func() { _, _, _ = wire.ParseHeader(frame) }); allocs != 0 {
+		t.Fatalf("ParseHeader allocated %v times per call", allocs)
+	}
+}
+
 func TestDecodeBody(t *testing.T) {
 	produce := kmsg.NewPtrProduceRequest()
 	produce.Version = 9
