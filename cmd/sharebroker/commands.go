@@ -150,13 +150,16 @@ func runServe(ctx context.Context, logOut io.Writer, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	if err := b.Start(); err != nil {
-		return err
-	}
-	// The broker serves; the pages only start-up used need not stay
-	// resident. Failing to release them costs memory, nothing else.
+	// Start-up's work (initialisers, flags, configuration, New) is done;
+	// its pages need not stay resident. Released before the listeners
+	// accept, so a client never sees a broker that still holds them; what
+	// Start and serving use comes back as they run. Failing to release
+	// them costs memory, nothing else.
 	if _, err := releaseStartupPages(); err != nil {
 		cfg.Logger.Debug("start-up pages stay mapped", "err", err)
+	}
+	if err := b.Start(); err != nil {
+		return err
 	}
 	<-ctx.Done()
 	cfg.Logger.Info("shutting down", "grace", shutdownGrace)

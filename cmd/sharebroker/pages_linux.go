@@ -10,7 +10,7 @@ import (
 )
 
 // releaseStartupPages drops this process's mappings of its own executable's
-// read-only pages (code and constant data) once the broker serves.
+// read-only pages (code and constant data) once start-up is done.
 //
 // Why: starting up runs code that never runs again — package initialisers,
 // flag parsing, configuration checks, the set-up of metrics and listeners —
