@@ -71,6 +71,8 @@ func TestBadFlagsFailNamingThem(t *testing.T) {
 		{"advertised listener unknown", []string{"--advertised-listeners", "OTHER://x:1"}, "advertised.listeners"},
 		{"negative node id", []string{"--node-id", "-1"}, "node ID"},
 		{"unknown flag", []string{"--no-such-flag"}, "--no-such-flag"},
+		{"no nodes", []string{"--nodes", "0"}, "--nodes"},
+		{"node ports past 65535", []string{"--listen", "127.0.0.1:65535", "--nodes", "2"}, "65535"},
 		{"share session timeout not above heartbeat", []string{"--config", "group.share.session.timeout.ms=1000"}, "group.share"},
 		{"share property out of range", []string{"--config", "group.share.delivery.count.limit=11"}, "group.share.delivery.count.limit"},
 		{"test API without HTTP", []string{"--enable-test-api", "--http", ""}, "--enable-test-api"},
@@ -183,5 +185,33 @@ func TestProcessExitCodes(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "no.such.property") {
 		t.Fatalf("stderr %q does not name the property", stderr.String())
+	}
+}
+
+// `serve --nodes 3` runs three nodes in the process: Metadata through the
+// first lists all three, each on a port of its own.
+func TestServeNodes(t *testing.T) {
+	_, addr := startProcess(t, "serve", "--listen", "127.0.0.1:0", "--nodes", "3")
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := kmsg.NewPtrMetadataRequest()
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ports := map[int32]bool{}
+	for i, b := range resp.Brokers {
+		if b.NodeID != int32(i) {
+			t.Fatalf("brokers %+v", resp.Brokers)
+		}
+		ports[b.Port] = true
+	}
+	if len(resp.Brokers) != 3 || len(ports) != 3 {
+		t.Fatalf("brokers %+v", resp.Brokers)
 	}
 }

@@ -1,0 +1,173 @@
+package broker
+
+// A cluster in one process (docs/cluster-rules.md): Config.Nodes nodes
+// share one store, one set of group and transaction coordinators and one
+// HTTP server; each has its own listeners. The cluster package says which
+// node leads each partition and coordinates each key; this file translates
+// its answers for the handlers and for /v1/cluster.
+
+import (
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+// endpoint is the advertised address of one node's listener.
+type endpoint struct {
+	host string
+	port int32
+}
+
+// nodeEndpoint returns the advertised address of node's listener at
+// index (the listener of the same name as index's on another node).
+func (b *Broker) nodeEndpoint(node int32, index int) endpoint {
+	eps := *b.endpoints.Load()
+	return eps[node-b.cfg.NodeID][index]
+}
+
+// leadership returns who leads partition p of topic t. A partition is
+// placed the first time it is asked about: placement depends only on the
+// topic's name and the partition's index, so every path that creates a
+// topic or adds partitions gets the same answer without telling the
+// cluster.
+func (b *Broker) leadership(t *storage.Topic, p int32) cluster.Leadership {
+	if l, ok := b.cluster.Leader(t.Name, p); ok {
+		return l
+	}
+	b.cluster.AddPartitions(t.Name, 0, int32(len(t.Partitions())))
+	l, ok := b.cluster.Leader(t.Name, p)
+	if !ok { // p is not a partition of t: no one leads it
+		return cluster.Leadership{Leader: -1, Epoch: -1}
+	}
+	return l
+}
+
+// forgetTopic drops a deleted topic's placement, so a topic created later
+// with the same name starts again at leader epoch 0.
+func (b *Broker) forgetTopic(name string) { b.cluster.RemoveTopic(name) }
+
+// controllerID is the node Metadata and DescribeCluster name as the
+// controller: the first live node.
+func (b *Broker) controllerID() int32 { return b.cluster.LiveNodes()[0] }
+
+// ClusterJSON is GET /v1/cluster and Broker.Cluster: the nodes, every
+// partition's leader and every known group's and transactional ID's
+// coordinator.
+type ClusterJSON struct {
+	Nodes        []NodeJSON        `json:"nodes"`
+	Partitions   []LeadershipJSON  `json:"partitions"`
+	Coordinators []CoordinatorJSON `json:"coordinators"`
+}
+
+// NodeJSON is one node: its ID, the advertised host:port of its first
+// listener, and whether it is up.
+type NodeJSON struct {
+	ID   int32  `json:"id"`
+	Addr string `json:"addr"`
+	Up   bool   `json:"up"`
+}
+
+// LeadershipJSON is one partition's leader and leader epoch.
+type LeadershipJSON struct {
+	Topic       string `json:"topic"`
+	Partition   int32  `json:"partition"`
+	Leader      int32  `json:"leader"`
+	LeaderEpoch int32  `json:"leader_epoch"`
+}
+
+// CoordinatorJSON is the node coordinating one group (type "group") or
+// transactional ID (type "transaction").
+type CoordinatorJSON struct {
+	Key  string `json:"key"`
+	Type string `json:"type"`
+	Node int32  `json:"node"`
+}
+
+// Cluster returns the cluster as /v1/cluster shows it. Node addresses are
+// empty before Start.
+func (b *Broker) Cluster() ClusterJSON {
+	out := ClusterJSON{Nodes: []NodeJSON{}, Partitions: []LeadershipJSON{}, Coordinators: []CoordinatorJSON{}}
+	eps := b.endpoints.Load()
+	for i, n := range b.cluster.Nodes() {
+		nj := NodeJSON{ID: n.ID, Up: n.Up}
+		if eps != nil {
+			e := (*eps)[i][0]
+			nj.Addr = net.JoinHostPort(e.host, strconv.Itoa(int(e.port)))
+		}
+		out.Nodes = append(out.Nodes, nj)
+	}
+	topics := b.store.Topics()
+	slices.SortFunc(topics, func(x, y *storage.Topic) int {
+		switch {
+		case x.Name < y.Name:
+			return -1
+		case x.Name > y.Name:
+			return 1
+		}
+		return 0
+	})
+	for _, t := range topics {
+		for _, p := range t.Partitions() {
+			l := b.leadership(t, p.Index)
+			out.Partitions = append(out.Partitions, LeadershipJSON{Topic: t.Name, Partition: p.Index, Leader: l.Leader, LeaderEpoch: l.Epoch})
+		}
+	}
+	var groups []string
+	for _, g := range b.classicGroups.List() {
+		groups = append(groups, g.GroupID)
+	}
+	for _, g := range b.consumerGroups.List() {
+		groups = append(groups, g.GroupID)
+	}
+	for _, g := range b.shareGroups.List() {
+		groups = append(groups, g.GroupID)
+	}
+	slices.Sort(groups)
+	for _, g := range slices.Compact(groups) {
+		out.Coordinators = append(out.Coordinators, CoordinatorJSON{Key: g, Type: cluster.Group.String(), Node: b.cluster.Coordinator(cluster.Group, g)})
+	}
+	var ids []string
+	for _, d := range b.txns.List() {
+		ids = append(ids, d.TransactionalID)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		out.Coordinators = append(out.Coordinators, CoordinatorJSON{Key: id, Type: cluster.Transaction.String(), Node: b.cluster.Coordinator(cluster.Transaction, id)})
+	}
+	return out
+}
+
+// NodeAddrs returns the address each node's first listener is bound to,
+// in node ID order, or nil before Start.
+func (b *Broker) NodeAddrs() []net.Addr {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []net.Addr
+	for _, l := range b.listeners {
+		if l.index == 0 {
+			out = append(out, l.ln.Addr())
+		}
+	}
+	return out
+}
+
+func (b *Broker) serveCluster(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, b.Cluster())
+}
+
+// NodeListenerAddr returns the address node id's listener named name is
+// bound to, or nil before Start or for no such node or listener.
+func (b *Broker) NodeListenerAddr(id int32, name string) net.Addr {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.listeners {
+		if l.node == id && l.name == name {
+			return l.ln.Addr()
+		}
+	}
+	return nil
+}
