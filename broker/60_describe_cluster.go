@@ -45,7 +45,7 @@ func handleDescribeCluster(b *Broker, r *request) (kmsg.Response, error) {
 	resp.ControllerID = live[0]
 	for _, node := range live {
 		broker := kmsg.NewDescribeClusterResponseBroker()
-		e := b.nodeEndpoint(node, r.conn.l.index)
+		e := b.nodeEndpoint(node, r.conn.listenerIndex())
 		broker.NodeID, broker.Host, broker.Port = node, e.host, e.port
 		resp.Brokers = append(resp.Brokers, broker)
 	}

@@ -7,11 +7,15 @@ package broker
 // its answers for the handlers and for /v1/cluster.
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/storage"
 )
@@ -170,4 +174,137 @@ func (b *Broker) NodeListenerAddr(id int32, name string) net.Addr {
 		}
 	}
 	return nil
+}
+
+// noEpoch is a CurrentLeaderEpoch of -1: the client does not know the
+// epoch, so none is checked (Kafka's RecordBatch.NO_PARTITION_LEADER_EPOCH).
+const noEpoch = -1
+
+// checkLeader is what node (the node of the connection) answers for
+// partition p of t before it reads or writes it (docs/cluster-rules.md
+// epoch-check, not-leader): the client's current leader epoch, unless -1,
+// must be the partition's (older is FENCED_LEADER_EPOCH, newer
+// UNKNOWN_LEADER_EPOCH); then node must lead the partition, else
+// NOT_LEADER_OR_FOLLOWER. The epoch comes first, as in Kafka's
+// Partition.getLocalLog. It returns 0 when node may serve it, and the
+// partition's leadership either way.
+func (b *Broker) checkLeader(node int32, t *storage.Topic, p int32, currentEpoch int32) (cluster.Leadership, int16) {
+	l := b.leadership(t, p)
+	switch {
+	case currentEpoch != noEpoch && currentEpoch < l.Epoch:
+		return l, kerr.FencedLeaderEpoch.Code
+	case currentEpoch != noEpoch && currentEpoch > l.Epoch:
+		return l, kerr.UnknownLeaderEpoch.Code
+	case l.Leader != node:
+		return l, kerr.NotLeaderForPartition.Code
+	}
+	return l, 0
+}
+
+// leaderEndpoints collects the NodeEndpoints of a KIP-951 answer: the
+// leaders named in partitions' CurrentLeader, at their listener of the
+// connection's listener name, each once, in node order.
+type leaderEndpoints struct {
+	b     *Broker
+	index int // the connection's listener
+	nodes []int32
+}
+
+// add notes leader's endpoint; a leader of -1 (none) is not listed.
+func (e *leaderEndpoints) add(leader int32) {
+	if leader >= 0 && !slices.Contains(e.nodes, leader) {
+		e.nodes = append(e.nodes, leader)
+	}
+}
+
+// each calls fn with every noted node and its endpoint, in node order.
+func (e *leaderEndpoints) each(fn func(node int32, ep endpoint)) {
+	slices.Sort(e.nodes)
+	for _, n := range e.nodes {
+		fn(n, e.b.nodeEndpoint(n, e.index))
+	}
+}
+
+// shareLeadership checks, for one ShareFetch or ShareAcknowledge, that the
+// connection's node leads each partition it is asked to serve, and keeps
+// the leaders of those it refuses for the answer (KIP-951).
+type shareLeadership struct {
+	b         *Broker
+	node      int32
+	refused   map[shareserve.TopicPartition]cluster.Leadership
+	endpoints leaderEndpoints
+}
+
+func newShareLeadership(b *Broker, c *conn) *shareLeadership {
+	return &shareLeadership{b: b, node: c.node(), endpoints: leaderEndpoints{b: b, index: c.listenerIndex()}}
+}
+
+// check returns errNotLeader when another node leads tp. A topic or
+// partition that does not exist passes: shareserve answers it. A single
+// node leads everything, so it checks nothing.
+func (s *shareLeadership) check(tp shareserve.TopicPartition) error {
+	if s.b.cfg.Nodes == 1 {
+		return nil
+	}
+	if l, ok := s.refused[tp]; ok {
+		return notLeaderErr(tp, l)
+	}
+	t := s.b.store.TopicByID(tp.TopicID)
+	if t == nil || t.Partition(tp.Partition) == nil {
+		return nil
+	}
+	l, code := s.b.checkLeader(s.node, t, tp.Partition, noEpoch)
+	if code == 0 {
+		return nil
+	}
+	if s.refused == nil {
+		s.refused = make(map[shareserve.TopicPartition]cluster.Leadership)
+	}
+	s.refused[tp] = l
+	s.endpoints.add(l.Leader)
+	return notLeaderErr(tp, l)
+}
+
+func notLeaderErr(tp shareserve.TopicPartition, l cluster.Leadership) error {
+	return fmt.Errorf("%w: partition %d of topic %x is led by node %d", errNotLeader, tp.Partition, tp.TopicID[:], l.Leader)
+}
+
+// node is the ID of the node the connection came to. A connection made
+// without a listener (the fuzz targets call handlers directly) is the
+// first node's.
+func (c *conn) node() int32 {
+	if c.l == nil {
+		return c.b.cfg.NodeID
+	}
+	return c.l.node
+}
+
+// listenerIndex is the index of the connection's listener in the config,
+// 0 without one.
+func (c *conn) listenerIndex() int {
+	if c.l == nil {
+		return 0
+	}
+	return c.l.index
+}
+
+// MoveLeader makes node lead partition p of topic at the next leader
+// epoch, as a leader election does: from then on the other nodes answer
+// NOT_LEADER_OR_FOLLOWER for it, clients with the old epoch are fenced,
+// and the new epoch starts at the log end offset in the partition's
+// leader-epoch history, so OffsetForLeaderEpoch tells where the old one
+// ended. Moving a partition to its own leader still raises the epoch.
+func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadership, error) {
+	t := b.store.Topic(topic)
+	if t == nil || t.Partition(p) == nil {
+		return cluster.Leadership{}, fmt.Errorf("%w: %s-%d", cluster.ErrUnknownPartition, topic, p)
+	}
+	b.leadership(t, p) // placed before it moves
+	l, err := b.cluster.MoveLeader(topic, p, node)
+	if err != nil {
+		return l, err
+	}
+	t.Partition(p).SetLeaderEpoch(l.Epoch)
+	b.log.Info("leader moved", attrTopic, topic, attrPartition, p, "leader", l.Leader, "leader_epoch", l.Epoch)
+	return l, nil
 }
