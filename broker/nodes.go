@@ -308,3 +308,24 @@ func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadersh
 	b.log.Info("leader moved", attrTopic, topic, attrPartition, p, "leader", l.Leader, "leader_epoch", l.Epoch)
 	return l, nil
 }
+
+// notCoordinator returns an error coded NOT_COORDINATOR when another node
+// coordinates key (docs/cluster-rules.md not-coordinator). An empty key
+// passes: the handler answers it as a single broker does
+// (INVALID_GROUP_ID and the like), as Kafka validates before it routes.
+func (b *Broker) notCoordinator(c *conn, typ cluster.CoordinatorType, key string) error {
+	if b.cfg.Nodes == 1 || key == "" {
+		return nil
+	}
+	if node := b.cluster.Coordinator(typ, key); node != c.node() {
+		return fmt.Errorf("%w: %s %q is coordinated by node %d", errNotCoordinator, typ, key, node)
+	}
+	return nil
+}
+
+// coordinates reports whether the connection's node coordinates key: what
+// ListGroups and ListTransactions list, as each Kafka broker lists only
+// its own.
+func (b *Broker) coordinates(c *conn, typ cluster.CoordinatorType, key string) bool {
+	return b.cfg.Nodes == 1 || b.cluster.Coordinator(typ, key) == c.node()
+}
