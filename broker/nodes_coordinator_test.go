@@ -88,7 +88,9 @@ func TestNodesGroupAPIsNotCoordinator(t *testing.T) {
 		{"ShareGroupHeartbeat", sgh, func(r kmsg.Response) int16 { return r.(*kmsg.ShareGroupHeartbeatResponse).ErrorCode }},
 		{"AlterShareGroupOffsets", alter, func(r kmsg.Response) int16 { return r.(*kmsg.AlterShareGroupOffsetsResponse).ErrorCode }},
 		{"DeleteShareGroupOffsets", sdel, func(r kmsg.Response) int16 { return r.(*kmsg.DeleteShareGroupOffsetsResponse).ErrorCode }},
-		{"TxnOffsetCommit", toc, func(r kmsg.Response) int16 { return r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode }},
+		{"TxnOffsetCommit", toc, func(r kmsg.Response) int16 {
+			return r.(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode
+		}},
 	}
 	for _, tc := range single {
 		if code := tc.code(c.Request(tc.req)); code != nc {
