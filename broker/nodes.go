@@ -189,7 +189,12 @@ const noEpoch = -1
 // Partition.getLocalLog. It returns 0 when node may serve it, and the
 // partition's leadership either way.
 func (b *Broker) checkLeader(node int32, t *storage.Topic, p int32, currentEpoch int32) (cluster.Leadership, int16) {
-	l := b.leadership(t, p)
+	l := cluster.Leadership{Leader: b.cfg.NodeID}
+	if b.cfg.Nodes > 1 || b.leadersMoved.Load() {
+		l = b.leadership(t, p)
+	} else if t.Partition(p) == nil {
+		l = cluster.Leadership{Leader: -1, Epoch: -1}
+	}
 	switch {
 	case currentEpoch != noEpoch && currentEpoch < l.Epoch:
 		return l, kerr.FencedLeaderEpoch.Code
@@ -300,6 +305,7 @@ func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadersh
 		return cluster.Leadership{}, fmt.Errorf("%w: %s-%d", cluster.ErrUnknownPartition, topic, p)
 	}
 	b.leadership(t, p) // placed before it moves
+	b.leadersMoved.Store(true)
 	l, err := b.cluster.MoveLeader(topic, p, node)
 	if err != nil {
 		return l, err
