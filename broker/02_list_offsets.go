@@ -84,12 +84,8 @@ func handleListOffsets(b *Broker, r *request) (kmsg.Response, error) {
 					sp.Offset, sp.Timestamp = off, ts
 				}
 			}
-			switch {
-			case sp.Offset < 0:
-			case rp.Timestamp == listLatest:
-				sp.LeaderEpoch = p.LeaderEpoch()
-			default:
-				sp.LeaderEpoch = p.EpochForOffset(sp.Offset)
+			if sp.Offset >= 0 {
+				sp.LeaderEpoch = p.EpochForOffset(sp.Offset) // the latest offset: the current epoch
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

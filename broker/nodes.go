@@ -54,10 +54,6 @@ func (b *Broker) leadership(t *storage.Topic, p int32) cluster.Leadership {
 // with the same name starts again at leader epoch 0.
 func (b *Broker) forgetTopic(name string) { b.cluster.RemoveTopic(name) }
 
-// controllerID is the node Metadata and DescribeCluster name as the
-// controller: the first live node.
-func (b *Broker) controllerID() int32 { return b.cluster.LiveNodes()[0] }
-
 // ClusterJSON is GET /v1/cluster and Broker.Cluster: the nodes, every
 // partition's leader and every known group's and transactional ID's
 // coordinator.
@@ -104,16 +100,7 @@ func (b *Broker) Cluster() ClusterJSON {
 		}
 		out.Nodes = append(out.Nodes, nj)
 	}
-	topics := b.store.Topics()
-	slices.SortFunc(topics, func(x, y *storage.Topic) int {
-		switch {
-		case x.Name < y.Name:
-			return -1
-		case x.Name > y.Name:
-			return 1
-		}
-		return 0
-	})
+	topics := b.store.Topics() // sorted by name
 	for _, t := range topics {
 		for _, p := range t.Partitions() {
 			l := b.leadership(t, p.Index)

@@ -14,12 +14,9 @@ import (
 // per group where the request names several — and the coordinator serves
 // it; ListGroups on each node lists only the groups it coordinates.
 func TestNodesGroupAPIsNotCoordinator(t *testing.T) {
-	s := newLeaderSetup(t)
 	const g = "g"
-	coord := s.model.Coordinator(cluster.Group, g)
-	other := 5 + (coord-5+1)%3
-	c := s.conns[other]
-	nc := kerr.NotCoordinator.Code
+	s, coord, other := coordinatorSetup(t, cluster.Group, g)
+	c, nc := s.conns[other], kerr.NotCoordinator.Code
 
 	join := kmsg.NewPtrJoinGroupRequest()
 	join.Version = 9
@@ -34,13 +31,7 @@ func TestNodesGroupAPIsNotCoordinator(t *testing.T) {
 	leave := kmsg.NewPtrLeaveGroupRequest()
 	leave.Version = 4
 	leave.Group = g
-	commit := kmsg.NewPtrOffsetCommitRequest()
-	commit.Version = 8
-	commit.Group, commit.Generation = g, -1
-	ct := kmsg.NewOffsetCommitRequestTopic()
-	ct.Topic = "t"
-	ct.Partitions = append(ct.Partitions, kmsg.NewOffsetCommitRequestTopicPartition())
-	commit.Topics = append(commit.Topics, ct)
+	commit := simpleCommit(g)
 	fetchOld := kmsg.NewPtrOffsetFetchRequest()
 	fetchOld.Version = 7
 	fetchOld.Group = g
@@ -121,18 +112,11 @@ func TestNodesGroupAPIsNotCoordinator(t *testing.T) {
 	if r := c.Request(cgd).(*kmsg.ConsumerGroupDescribeResponse); r.Groups[0].ErrorCode != nc || r.Groups[1].ErrorCode == nc {
 		t.Errorf("ConsumerGroupDescribe: %+v", r.Groups)
 	}
-	sgd := kmsg.NewPtrShareGroupDescribeRequest()
-	sgd.Version = 1
-	sgd.GroupIDs = []string{g, mine}
+	sgd := &kmsg.ShareGroupDescribeRequest{Version: 1, GroupIDs: []string{g, mine}}
 	if r := c.Request(sgd).(*kmsg.ShareGroupDescribeResponse); r.Groups[0].ErrorCode != nc || r.Groups[1].ErrorCode == nc {
 		t.Errorf("ShareGroupDescribe: %+v", r.Groups)
 	}
-	dso := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
-	for _, id := range []string{g, mine} {
-		rg := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
-		rg.GroupID = id
-		dso.Groups = append(dso.Groups, rg)
-	}
+	dso := &kmsg.DescribeShareGroupOffsetsRequest{Groups: []kmsg.DescribeShareGroupOffsetsRequestGroup{{GroupID: g}, {GroupID: mine}}}
 	if r := c.Request(dso).(*kmsg.DescribeShareGroupOffsetsResponse); r.Groups[0].ErrorCode != nc || r.Groups[1].ErrorCode != 0 {
 		t.Errorf("DescribeShareGroupOffsets: %+v", r.Groups)
 	}
@@ -164,16 +148,11 @@ func TestNodesGroupAPIsNotCoordinator(t *testing.T) {
 // InitProducerId without one is answered anywhere; ListTransactions on
 // each node lists only its own.
 func TestNodesTxnAPIsNotCoordinator(t *testing.T) {
-	s := newLeaderSetup(t)
 	const x = "x"
-	coord := s.model.Coordinator(cluster.Transaction, x)
-	other := 5 + (coord-5+1)%3
-	c := s.conns[other]
-	nc := kerr.NotCoordinator.Code
+	s, coord, other := coordinatorSetup(t, cluster.Transaction, x)
+	c, nc := s.conns[other], kerr.NotCoordinator.Code
 
-	init := kmsg.NewPtrInitProducerIDRequest()
-	init.Version = 4
-	init.TransactionalID, init.TransactionTimeoutMillis = kmsg.StringPtr(x), 60000
+	init := &kmsg.InitProducerIDRequest{Version: 4, TransactionalID: kmsg.StringPtr(x), TransactionTimeoutMillis: 60000, ProducerID: -1, ProducerEpoch: -1}
 	if r := c.Request(init).(*kmsg.InitProducerIDResponse); r.ErrorCode != nc || r.ProducerID != -1 || r.ProducerEpoch != -1 {
 		t.Errorf("InitProducerId elsewhere: %+v", r)
 	}
@@ -222,4 +201,13 @@ func TestNodesTxnAPIsNotCoordinator(t *testing.T) {
 			t.Errorf("ListTransactions on node %d (coordinator %d): %+v", node, coord, resp.TransactionStates)
 		}
 	}
+}
+
+// coordinatorSetup is a leaderSetup with the node that coordinates key and
+// one that does not.
+func coordinatorSetup(t *testing.T, typ cluster.CoordinatorType, key string) (s *leaderSetup, coord, other int32) {
+	t.Helper()
+	s = newLeaderSetup(t)
+	coord = s.model.Coordinator(typ, key)
+	return s, coord, 5 + (coord-5+1)%3
 }

@@ -2,8 +2,6 @@ package broker_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,7 +9,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/cluster"
 )
+
+// kgoNodes and kgoSpread are the cluster and the topic of the kgo test.
+const kgoNodes, kgoSpread = 3, 6
 
 // Rules: leaders-spread, not-leader, coordinator-by-key: kgo against three
 // nodes finds the leaders of a 6-partition topic on all three, produces
@@ -19,7 +21,7 @@ import (
 // coordinator may be any node, commits, and a share group consumes and
 // accepts everything, fetching from every leader.
 func TestNodesKgoProduceConsumeShare(t *testing.T) {
-	b, addr := startBroker(t, broker.Config{Nodes: 3})
+	b, addr := startBroker(t, broker.Config{Nodes: kgoNodes})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const topic, n = "spread", 600
@@ -30,7 +32,7 @@ func TestNodesKgoProduceConsumeShare(t *testing.T) {
 	}
 	defer admin.Close()
 	adm := kadm.NewClient(admin)
-	if _, err := adm.CreateTopic(ctx, 6, 3, nil, topic); err != nil {
+	if _, err := adm.CreateTopic(ctx, kgoSpread, kgoNodes, nil, topic); err != nil {
 		t.Fatal(err)
 	}
 	md, err := adm.Metadata(ctx, topic)
@@ -40,8 +42,13 @@ func TestNodesKgoProduceConsumeShare(t *testing.T) {
 	if len(md.Brokers) != 3 {
 		t.Fatalf("brokers %v", md.Brokers)
 	}
+	model, _ := cluster.New(0, kgoNodes)
+	model.AddPartitions(topic, 0, kgoSpread)
 	leaders := map[int32]int{}
 	for _, p := range md.Topics[topic].Partitions {
+		if want, _ := model.Leader(topic, p.Partition); p.Leader != want.Leader {
+			t.Fatalf("partition %d led by %d, want %d (leaders-spread)", p.Partition, p.Leader, want.Leader)
+		}
 		leaders[p.Leader]++
 		if len(p.Replicas) != 3 || len(p.ISR) != 3 {
 			t.Fatalf("partition %+v", p)
@@ -56,26 +63,7 @@ func TestNodesKgoProduceConsumeShare(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer producer.Close()
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Add(1)
-		producer.Produce(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "v%d", i)}, func(_ *kgo.Record, err error) {
-			defer wg.Done()
-			if err != nil {
-				t.Errorf("produce: %v", err)
-			}
-		})
-	}
-	wg.Wait()
-	ends, err := adm.ListEndOffsets(ctx, topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var total int64
-	ends.Each(func(o kadm.ListedOffset) { total += o.Offset })
-	if total != n {
-		t.Fatalf("end offsets sum to %d, want %d", total, n)
-	}
+	produceValues(t, ctx, producer, topic, 0, n)
 
 	// A consumer group: every record once, then the commit.
 	const groupID = "readers"
@@ -118,12 +106,9 @@ func TestNodesKgoProduceConsumeShare(t *testing.T) {
 	setGroupConfig(t, ctx, admin, shareGroup, "share.auto.offset.reset", "earliest")
 	share := newShareConsumer(t, addr, topic, shareGroup)
 	got := map[string]bool{}
+	accept := func(r *kgo.Record) { got[string(r.Value)] = true; r.Ack(kgo.AckAccept) }
 	for len(got) < n && ctx.Err() == nil {
-		fs := share.PollFetches(ctx)
-		fs.EachRecord(func(r *kgo.Record) {
-			got[string(r.Value)] = true
-			r.Ack(kgo.AckAccept)
-		})
+		share.PollFetches(ctx).EachRecord(accept)
 		if err := share.FlushAcks(ctx); err != nil && ctx.Err() == nil {
 			t.Fatalf("flush acks: %v", err)
 		}
@@ -138,7 +123,7 @@ func TestNodesKgoProduceConsumeShare(t *testing.T) {
 	for _, p := range sg.Partitions {
 		spso += p.SPSO
 	}
-	if len(sg.Partitions) != 6 || spso != n {
+	if len(sg.Partitions) != kgoSpread || spso != n {
 		t.Fatalf("share partitions not all accepted: %+v", sg.Partitions)
 	}
 }

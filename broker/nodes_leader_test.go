@@ -85,7 +85,7 @@ func (s *leaderSetup) fetch(t *testing.T, node int32, version int16, epoch int32
 // exactly leader, at its OTHER listener.
 func (s *leaderSetup) wantEndpoint(t *testing.T, leader int32, ids []int32, hosts []string, ports []int32) {
 	t.Helper()
-	host, port := splitHostPort(t, nodeListenerAddr(t, s.b, leader, "OTHER"))
+	host, port := splitAddr(t, nodeListenerAddr(t, s.b, leader, "OTHER"))
 	if len(ids) != 1 || ids[0] != leader || hosts[0] != host || ports[0] != port {
 		t.Fatalf("node endpoints %v %v %v, want node %d at %s:%d", ids, hosts, ports, leader, host, port)
 	}
@@ -216,15 +216,9 @@ func TestNodesEpochHistoryOverTheWire(t *testing.T) {
 	}
 
 	ofe := func(node, current, epoch int32) kmsg.OffsetForLeaderEpochResponseTopicPartition {
-		req := kmsg.NewPtrOffsetForLeaderEpochRequest()
-		req.Version = 4
-		req.ReplicaID = -1
-		rt := kmsg.NewOffsetForLeaderEpochRequestTopic()
-		rt.Topic = "t"
-		rp := kmsg.NewOffsetForLeaderEpochRequestTopicPartition()
-		rp.Partition, rp.CurrentLeaderEpoch, rp.LeaderEpoch = 0, current, epoch
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := &kmsg.OffsetForLeaderEpochRequest{Version: 4, ReplicaID: -1, Topics: []kmsg.OffsetForLeaderEpochRequestTopic{
+			{Topic: "t", Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: current, LeaderEpoch: epoch}}},
+		}}
 		return s.conns[node].Request(req).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0]
 	}
 	for _, tc := range []struct {
@@ -249,15 +243,9 @@ func TestNodesEpochHistoryOverTheWire(t *testing.T) {
 	}
 
 	lo := func(node, current int32, ts int64) kmsg.ListOffsetsResponseTopicPartition {
-		req := kmsg.NewPtrListOffsetsRequest()
-		req.Version = 7
-		req.ReplicaID = -1
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = "t"
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = 0, current, ts
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
+		req := &kmsg.ListOffsetsRequest{Version: 7, ReplicaID: -1, Topics: []kmsg.ListOffsetsRequestTopic{
+			{Topic: "t", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: current, Timestamp: ts, MaxNumOffsets: 1}}},
+		}}
 		return s.conns[node].Request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
 	}
 	if p := lo(first, 2, -1); p.ErrorCode != 0 || p.Offset != 5 || p.LeaderEpoch != 2 {
@@ -276,14 +264,9 @@ func TestNodesEpochHistoryOverTheWire(t *testing.T) {
 		t.Errorf("follower: %+v", p)
 	}
 
-	dr := kmsg.NewPtrDeleteRecordsRequest()
-	dr.Version = 2
-	drt := kmsg.NewDeleteRecordsRequestTopic()
-	drt.Topic = "t"
-	drp := kmsg.NewDeleteRecordsRequestTopicPartition()
-	drp.Partition, drp.Offset = 0, 1
-	drt.Partitions = append(drt.Partitions, drp)
-	dr.Topics = append(dr.Topics, drt)
+	dr := &kmsg.DeleteRecordsRequest{Version: 2, TimeoutMillis: 5000, Topics: []kmsg.DeleteRecordsRequestTopic{
+		{Topic: "t", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 1}}},
+	}}
 	if p := s.conns[next].Request(dr).(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code || p.LowWatermark != -1 {
 		t.Errorf("delete records on a follower: %+v", p)
 	}

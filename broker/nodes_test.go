@@ -60,16 +60,6 @@ func createTopicRaw(t *testing.T, c *rawconn.Conn, topic string, partitions int3
 	}
 }
 
-func splitHostPort(t *testing.T, addr string) (string, int32) {
-	t.Helper()
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n, _ := strconv.Atoi(port)
-	return host, int32(n)
-}
-
 // Rule: metadata-truth (docs/cluster-rules.md): Metadata and
 // DescribeCluster list every live node at its listener of the name the
 // request came on; partitions carry the placed leader and epoch, every
@@ -89,7 +79,7 @@ func TestNodesMetadataTruth(t *testing.T) {
 	}
 	for i, br := range resp.Brokers {
 		id := int32(5 + i)
-		host, port := splitHostPort(t, nodeListenerAddr(t, b, id, "OTHER"))
+		host, port := splitAddr(t, nodeListenerAddr(t, b, id, "OTHER"))
 		if br.NodeID != id || br.Host != host || br.Port != port || br.Rack != nil {
 			t.Fatalf("broker %d: %+v, want %s:%d", i, br, host, port)
 		}
@@ -118,7 +108,7 @@ func TestNodesMetadataTruth(t *testing.T) {
 	}
 	for i, br := range dresp.Brokers {
 		id := int32(5 + i)
-		host, port := splitHostPort(t, nodeListenerAddr(t, b, id, "PLAINTEXT"))
+		host, port := splitAddr(t, nodeListenerAddr(t, b, id, "PLAINTEXT"))
 		if br.NodeID != id || br.Host != host || br.Port != port {
 			t.Fatalf("describe cluster broker %d: %+v", i, br)
 		}
@@ -145,7 +135,7 @@ func TestNodesFindCoordinator(t *testing.T) {
 		resp := c.Request(req).(*kmsg.FindCoordinatorResponse)
 		for i, co := range resp.Coordinators {
 			want := model.Coordinator(ctype, keys[i])
-			host, port := splitHostPort(t, nodeListenerAddr(t, b, want, "OTHER"))
+			host, port := splitAddr(t, nodeListenerAddr(t, b, want, "OTHER"))
 			if co.ErrorCode != 0 || co.NodeID != want || co.Host != host || co.Port != port {
 				t.Fatalf("type %d key %s: %+v, want node %d at %s:%d", typ, keys[i], co, want, host, port)
 			}
@@ -238,15 +228,7 @@ func TestNodesClusterJSON(t *testing.T) {
 	createTopicRaw(t, c, "t", 2)
 	model.AddPartitions("t", 0, 2)
 	// A classic group made by a simple commit and a transactional ID.
-	commit := kmsg.NewPtrOffsetCommitRequest()
-	commit.Version = 8
-	commit.Group, commit.Generation = "g", -1
-	ct := kmsg.NewOffsetCommitRequestTopic()
-	ct.Topic = "t"
-	cp := kmsg.NewOffsetCommitRequestTopicPartition()
-	cp.Offset = 0
-	ct.Partitions = append(ct.Partitions, cp)
-	commit.Topics = append(commit.Topics, ct)
+	commit := simpleCommit("g")
 	coordAddr := func(typ int8, key string) string {
 		id := model.Coordinator(cluster.CoordinatorType(typ), key)
 		return nodeListenerAddr(t, b, id, "PLAINTEXT")
@@ -313,4 +295,12 @@ func TestNodesClusterJSON(t *testing.T) {
 	if string(body) != want {
 		t.Fatalf("GET /v1/cluster:\n%s\nwant\n%s", body, want)
 	}
+}
+
+// simpleCommit commits offset 0 of t-0 for group outside any generation,
+// which makes a classic group.
+func simpleCommit(group string) *kmsg.OffsetCommitRequest {
+	return &kmsg.OffsetCommitRequest{Version: 8, Group: group, Generation: -1, Topics: []kmsg.OffsetCommitRequestTopic{
+		{Topic: "t", Partitions: []kmsg.OffsetCommitRequestTopicPartition{{Partition: 0, Offset: 0, LeaderEpoch: -1}}},
+	}}
 }

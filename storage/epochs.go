@@ -21,14 +21,6 @@ func (p *Partition) epochsLocked() []EpochStart {
 	return p.epochs
 }
 
-// LeaderEpoch returns the partition's current leader epoch: the one its
-// appended batches are stamped with.
-func (p *Partition) LeaderEpoch() int32 {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.leaderEpoch
-}
-
 // SetLeaderEpoch starts leader epoch epoch at the log end offset, as a
 // Kafka leader does on its election (Partition.makeLeader assigning the
 // epoch's start offset). An epoch not above the current one changes

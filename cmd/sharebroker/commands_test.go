@@ -15,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/internal/rawconn"
 )
 
 // When the test binary is started with this variable set it runs main, so
@@ -192,26 +194,12 @@ func TestProcessExitCodes(t *testing.T) {
 // first lists all three, each on a port of its own.
 func TestServeNodes(t *testing.T) {
 	_, addr := startProcess(t, "serve", "--listen", "127.0.0.1:0", "--nodes", "3")
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req := kmsg.NewPtrMetadataRequest()
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatal(err)
-	}
+	brokers := rawconn.Dial(t, addr).Request(&kmsg.MetadataRequest{Version: 12}).(*kmsg.MetadataResponse).Brokers
 	ports := map[int32]bool{}
-	for i, b := range resp.Brokers {
-		if b.NodeID != int32(i) {
-			t.Fatalf("brokers %+v", resp.Brokers)
-		}
-		ports[b.Port] = true
+	for i, b := range brokers {
+		ports[b.Port] = b.NodeID == int32(i)
 	}
-	if len(resp.Brokers) != 3 || len(ports) != 3 {
-		t.Fatalf("brokers %+v", resp.Brokers)
+	if len(brokers) != 3 || len(ports) != 3 || !ports[brokers[2].Port] {
+		t.Fatalf("brokers %+v: want nodes 0, 1, 2 on ports of their own", brokers)
 	}
 }
