@@ -48,6 +48,7 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	nowMs := b.clock.Now().UnixMilli()
+	leaders := leaderEndpoints{b: b, index: r.conn.listenerIndex()}
 
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -79,6 +80,7 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 				sp.ErrorCode = missing
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case b.notLeaderForProduce(r, t, p, &sp, &leaders):
 			default:
 				guard, err := b.checkTxnProduce(p, rp.Records, req.Version)
 				if err != nil {
@@ -113,7 +115,31 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		return nil, nil
 	}
+	if req.Version >= 10 {
+		leaders.each(func(node int32, ep endpoint) {
+			ne := kmsg.NewProduceResponseBroker()
+			ne.NodeID, ne.Host, ne.Port = node, ep.host, ep.port
+			resp.Brokers = append(resp.Brokers, ne)
+		})
+	}
 	return resp, nil
+}
+
+// notLeaderForProduce answers a partition this node does not lead with
+// NOT_LEADER_OR_FOLLOWER and, from v10 (KIP-951), the current leader and
+// its endpoint, as Kafka's KafkaApis.handleProduceRequest does. It reports
+// whether it answered.
+func (b *Broker) notLeaderForProduce(r *request, t *storage.Topic, p *storage.Partition, sp *kmsg.ProduceResponseTopicPartition, leaders *leaderEndpoints) bool {
+	l, code := b.checkLeader(r.conn.node(), t, p.Index, noEpoch)
+	if code == 0 {
+		return false
+	}
+	sp.ErrorCode = code
+	if r.body.GetVersion() >= 10 {
+		sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = l.Leader, l.Epoch
+		leaders.add(l.Leader)
+	}
+	return true
 }
 
 // produceErrMessage is a partition's ErrorMessage for err. Kafka's

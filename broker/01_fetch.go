@@ -18,7 +18,11 @@ package broker
 //     which clients take as "send full fetch requests". A request that names
 //     a session ID gets FETCH_SESSION_ID_NOT_FOUND.
 //   - Topics are named up to v12 and identified by topic ID from v13.
-//   - CurrentLeaderEpoch (v9+) above our epoch 0 answers UNKNOWN_LEADER_EPOCH.
+//   - CurrentLeaderEpoch (v9+), unless -1, must be the partition's leader
+//     epoch: older answers FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH
+//     (epoch-check). A node that does not lead the partition answers
+//     NOT_LEADER_OR_FOLLOWER (not-leader). From v16 both carry the current
+//     leader and epoch, and the answer the leaders' NodeEndpoints (KIP-951).
 //   - IsolationLevel 1 (read_committed) returns batches only below the last
 //     stable offset and lists the aborted transactions overlapping them
 //     (read-committed-fetch); LastStableOffset is always the LSO.
@@ -54,7 +58,7 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
 		var bytes int64
 		var failed bool
-		resp, bytes, failed = b.fetchOnce(req, maxBytes)
+		resp, bytes, failed = b.fetchOnce(req, r.conn, maxBytes)
 		// Nothing to watch (a request naming no partitions) answers at
 		// once, as in Kafka: no append could ever wake it.
 		done := failed || len(watched) == 0 || bytes >= int64(req.MinBytes)
@@ -95,8 +99,9 @@ func (b *Broker) fetchTopic(req *kmsg.FetchRequest, rt *kmsg.FetchRequestTopic) 
 
 // fetchOnce reads every requested partition once. It returns the response,
 // the record bytes in it, and whether any partition failed.
-func (b *Broker) fetchOnce(req *kmsg.FetchRequest, maxBytes int32) (*fetchResponse, int64, bool) {
+func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32) (*fetchResponse, int64, bool) {
 	resp := &fetchResponse{FetchResponse: *req.ResponseKind().(*kmsg.FetchResponse)}
+	leaders := leaderEndpoints{b: b, index: c.listenerIndex()}
 	var total int64
 	failed := false
 	for i := range req.Topics {
@@ -118,8 +123,7 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, maxBytes int32) (*fetchRespon
 				sp.ErrorCode = kerr.UnknownTopicID.Code
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case rp.CurrentLeaderEpoch > 0:
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case b.refuseFetch(req, c.node(), t, &rp, &sp, &leaders):
 			default:
 				remaining := int64(maxBytes) - total
 				limit := int32(min(remaining, int64(rp.PartitionMaxBytes), math.MaxInt32))
@@ -144,5 +148,31 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, maxBytes int32) (*fetchRespon
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	leaders.each(func(node int32, ep endpoint) {
+		ne := kmsg.NewFetchResponseBroker()
+		ne.NodeID, ne.Host, ne.Port = node, ep.host, ep.port
+		resp.Brokers = append(resp.Brokers, ne)
+	})
 	return resp, total, failed
+}
+
+// refuseFetch answers a partition whose epoch check fails or that node
+// does not lead; from v16 the answer names the current leader, as Kafka's
+// KafkaApis.handleFetchRequest does for NOT_LEADER_OR_FOLLOWER and
+// FENCED_LEADER_EPOCH. It reports whether it answered.
+func (b *Broker) refuseFetch(req *kmsg.FetchRequest, node int32, t *storage.Topic, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, leaders *leaderEndpoints) bool {
+	epoch := rp.CurrentLeaderEpoch
+	if req.Version < 9 {
+		epoch = noEpoch
+	}
+	l, code := b.checkLeader(node, t, rp.Partition, epoch)
+	if code == 0 {
+		return false
+	}
+	sp.ErrorCode = code
+	if req.Version >= 16 && (code == kerr.NotLeaderForPartition.Code || code == kerr.FencedLeaderEpoch.Code) {
+		sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = l.Leader, l.Epoch
+		leaders.add(l.Leader)
+	}
+	return true
 }

@@ -13,7 +13,13 @@ package broker
 //   - Both lookups are exact to the record: storage opens (and decompresses)
 //     the batches a batch header cannot rule out. A log-append-time batch
 //     stamps every record with the time it was appended.
-//   - CurrentLeaderEpoch (v4+) above our epoch 0 answers UNKNOWN_LEADER_EPOCH.
+//   - CurrentLeaderEpoch (v4+), unless -1, must be the partition's leader
+//     epoch: older answers FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH
+//     (epoch-check); then a node that does not lead the partition answers
+//     NOT_LEADER_OR_FOLLOWER (not-leader).
+//   - LeaderEpoch is the epoch the answered offset was appended in
+//     (epoch-history): the latest epoch for the high watermark or LSO, the
+//     epoch holding the offset otherwise, -1 with no offset.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -48,14 +54,17 @@ func handleListOffsets(b *Broker, r *request) (kmsg.Response, error) {
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
-			if rp.CurrentLeaderEpoch > 0 {
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			epoch := rp.CurrentLeaderEpoch
+			if req.Version < 4 {
+				epoch = noEpoch
+			}
+			if _, code := b.checkLeader(r.conn.node(), t, rp.Partition, epoch); code != 0 {
+				sp.ErrorCode = code
 				st.Partitions = append(st.Partitions, sp)
 				continue
 			}
 			p := t.Partition(rp.Partition)
 			offs := p.Offsets()
-			sp.LeaderEpoch = 0
 			switch rp.Timestamp {
 			case listEarliest, listEarliestLocal:
 				sp.Offset = offs.LogStart
@@ -74,6 +83,9 @@ func handleListOffsets(b *Broker, r *request) (kmsg.Response, error) {
 				if off, ts, ok := p.OffsetForTimestamp(rp.Timestamp); ok {
 					sp.Offset, sp.Timestamp = off, ts
 				}
+			}
+			if sp.Offset >= 0 {
+				sp.LeaderEpoch = p.EpochForOffset(sp.Offset) // the latest offset: the current epoch
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -2,8 +2,13 @@ package broker
 
 // Metadata (key 3), v0-v13.
 //
-//   - One broker: this node, at the advertised address of the listener the
-//     client connected to. It is the controller and leads every partition.
+//   - Brokers: every live node, each at the advertised address of its
+//     listener of the same name as the one the client connected to
+//     (docs/cluster-rules.md metadata-truth). The controller is the first
+//     live node. One node (the default) is the controller and leads every
+//     partition.
+//   - Partitions: the leader and leader epoch the cluster placed; every
+//     node is a replica, the live ones in sync, the stopped ones offline.
 //   - Topics: all of them for a null list (v1+) or an empty list (v0);
 //     otherwise the named ones, by name or (v10+) by topic ID.
 //   - An unknown topic is created when auto.create.topics.enable is set and
@@ -38,11 +43,15 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.MetadataRequest)
 	resp := kmsg.NewPtrMetadataResponse()
 	l := r.conn.l
-	broker := kmsg.NewMetadataResponseBroker()
-	broker.NodeID, broker.Host, broker.Port = b.cfg.NodeID, l.advertiseHost, l.advertisePort
-	resp.Brokers = append(resp.Brokers, broker)
+	rs := b.replicaSets()
+	for _, node := range rs.live {
+		broker := kmsg.NewMetadataResponseBroker()
+		e := b.nodeEndpoint(node, l.index)
+		broker.NodeID, broker.Host, broker.Port = node, e.host, e.port
+		resp.Brokers = append(resp.Brokers, broker)
+	}
 	resp.ClusterID = &b.cfg.ClusterID
-	resp.ControllerID = b.cfg.NodeID
+	resp.ControllerID = rs.live[0]
 	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
 		resp.AuthorizedOperations = clusterOperations
 	}
@@ -59,7 +68,7 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if allTopics {
 		for _, t := range b.store.Topics() {
-			resp.Topics = append(resp.Topics, b.metadataTopic(t))
+			resp.Topics = append(resp.Topics, b.metadataTopic(t, rs))
 		}
 		return resp, nil
 	}
@@ -105,7 +114,7 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.metadataTopic(t))
+		resp.Topics = append(resp.Topics, b.metadataTopic(t, rs))
 	}
 	return resp, nil
 }
@@ -125,7 +134,27 @@ func (b *Broker) autoCreateTopic(name string) (*storage.Topic, error) {
 	return t, err
 }
 
-func (b *Broker) metadataTopic(t *storage.Topic) kmsg.MetadataResponseTopic {
+// replicaSets are the replicas every partition has: all nodes, the live
+// ones in sync and the stopped ones offline. Partitions of one response
+// share the slices.
+type replicaSets struct {
+	all, live, offline []int32
+}
+
+func (b *Broker) replicaSets() replicaSets {
+	var rs replicaSets
+	for _, n := range b.cluster.Nodes() {
+		rs.all = append(rs.all, n.ID)
+		if n.Up {
+			rs.live = append(rs.live, n.ID)
+		} else {
+			rs.offline = append(rs.offline, n.ID)
+		}
+	}
+	return rs
+}
+
+func (b *Broker) metadataTopic(t *storage.Topic, rs replicaSets) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
 	mt.Topic = &name
@@ -133,10 +162,9 @@ func (b *Broker) metadataTopic(t *storage.Topic) kmsg.MetadataResponseTopic {
 	for _, p := range t.Partitions() {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p.Index
-		mp.Leader = b.cfg.NodeID
-		mp.LeaderEpoch = 0
-		mp.Replicas = []int32{b.cfg.NodeID}
-		mp.ISR = []int32{b.cfg.NodeID}
+		lead := b.leadership(t, p.Index)
+		mp.Leader, mp.LeaderEpoch = lead.Leader, lead.Epoch
+		mp.Replicas, mp.ISR, mp.OfflineReplicas = rs.all, rs.live, rs.offline
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt

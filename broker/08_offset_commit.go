@@ -28,6 +28,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -73,11 +75,13 @@ func handleOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 		in.Topics = append(in.Topics, ct)
 	}
 	var errs [][]error
-	var groupErr error
-	if t, _ := b.groupRegistry.TypeOf(in.GroupID); t == group.TypeConsumer {
-		errs, groupErr = b.consumerGroups.Commit(in, req.Version)
-	} else {
-		errs, groupErr = b.classicGroups.Commit(in)
+	groupErr := b.notCoordinator(r.conn, cluster.Group, req.Group)
+	if groupErr == nil {
+		if t, _ := b.groupRegistry.TypeOf(in.GroupID); t == group.TypeConsumer {
+			errs, groupErr = b.consumerGroups.Commit(in, req.Version)
+		} else {
+			errs, groupErr = b.classicGroups.Commit(in)
+		}
 	}
 	next := 0 // index into in.Topics and errs
 	for i, rt := range req.Topics {

@@ -25,6 +25,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/storage"
 )
@@ -42,7 +44,11 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 				topics = append(topics, group.OffsetPartitions{Topic: rt.Topic, Partitions: rt.Partitions})
 			}
 		}
-		fetched, err := b.fetchOffsets(req.Group, nil, -1, topics, req.Version >= 7 && req.RequireStable)
+		err := b.notCoordinator(r.conn, cluster.Group, req.Group)
+		var fetched []group.FetchedTopic
+		if err == nil {
+			fetched, err = b.fetchOffsets(req.Group, nil, -1, topics, req.Version >= 7 && req.RequireStable)
+		}
 		resp.ErrorCode = codeFor(err)
 		if err != nil {
 			if req.Version < 2 {
@@ -75,16 +81,20 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 		return resp, nil
 	}
 	for _, rg := range req.Groups {
-		resp.Groups = append(resp.Groups, b.fetchGroupOffsets(req.Version, req.RequireStable, rg))
+		resp.Groups = append(resp.Groups, b.fetchGroupOffsets(r.conn, req.Version, req.RequireStable, rg))
 	}
 	return resp, nil
 }
 
 // fetchGroupOffsets answers one group of OffsetFetch v8+, its topics in
 // request order.
-func (b *Broker) fetchGroupOffsets(version int16, requireStable bool, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
+func (b *Broker) fetchGroupOffsets(c *conn, version int16, requireStable bool, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
 	g := kmsg.NewOffsetFetchResponseGroup()
 	g.Group = rg.Group
+	if err := b.notCoordinator(c, cluster.Group, rg.Group); err != nil {
+		g.ErrorCode = codeFor(err)
+		return g
+	}
 	var topics []group.OffsetPartitions
 	known := make([]bool, len(rg.Topics)) // v10: whether a topic has the ID
 	if rg.Topics != nil {

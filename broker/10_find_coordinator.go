@@ -2,10 +2,14 @@ package broker
 
 // FindCoordinator (key 10), v0-v6.
 //
-//   - This node coordinates everything: every group (key type 0, share
-//     groups included), every transactional ID (type 1) and every share
-//     partition's state (type 2), so each key is answered with our node at
-//     the advertised address of the listener the client connected to.
+//   - Each key is answered with the node that coordinates it
+//     (docs/cluster-rules.md coordinator-by-key): a group (key type 0,
+//     share groups included) or a transactional ID (type 1) by its slot,
+//     a share partition's state (type 2) by the slot of the whole key, as
+//     Kafka's share coordinator hashes it. The node is given at the
+//     advertised address of its listener of the same name as the one the
+//     client connected to. With one node, that node coordinates
+//     everything.
 //   - An empty key answers INVALID_REQUEST, as Kafka does for a group or
 //     transactional ID it cannot hash.
 //   - Key type 2 (SHARE) exists from v6 and takes "groupId:topicId:partition";
@@ -24,6 +28,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/cluster"
 )
 
 // Coordinator key types.
@@ -45,7 +51,8 @@ func handleFindCoordinator(b *Broker, r *request) (kmsg.Response, error) {
 		if err == nil {
 			resp.ErrorMessage = kmsg.StringPtr("NONE")
 		}
-		resp.NodeID, resp.Host, resp.Port = b.cfg.NodeID, l.advertiseHost, l.advertisePort
+		e := b.coordinatorEndpoint(req.CoordinatorType, req.CoordinatorKey, l)
+		resp.NodeID, resp.Host, resp.Port = e.node, e.host, e.port
 		if err != nil {
 			resp.NodeID, resp.Host, resp.Port = -1, "", -1
 		}
@@ -56,13 +63,30 @@ func handleFindCoordinator(b *Broker, r *request) (kmsg.Response, error) {
 		c.Key = key
 		err := validateCoordinatorKey(req.Version, req.CoordinatorType, key)
 		c.ErrorCode, c.ErrorMessage = codeFor(err), kmsg.StringPtr("")
-		c.NodeID, c.Host, c.Port = b.cfg.NodeID, l.advertiseHost, l.advertisePort
+		e := b.coordinatorEndpoint(req.CoordinatorType, key, l)
+		c.NodeID, c.Host, c.Port = e.node, e.host, e.port
 		if err != nil {
 			c.NodeID, c.Host, c.Port = -1, "", -1
 		}
 		resp.Coordinators = append(resp.Coordinators, c)
 	}
 	return resp, nil
+}
+
+type nodeEndpoint struct {
+	node int32
+	endpoint
+}
+
+// coordinatorEndpoint is the coordinator of key at its listener of the
+// same name as l.
+func (b *Broker) coordinatorEndpoint(keyType int8, key string, l *listener) nodeEndpoint {
+	typ := cluster.Group
+	if keyType == coordinatorTransaction {
+		typ = cluster.Transaction
+	}
+	node := b.cluster.Coordinator(typ, key)
+	return nodeEndpoint{node, b.nodeEndpoint(node, l.index)}
 }
 
 func validateCoordinatorKey(version int16, keyType int8, key string) error {

@@ -27,6 +27,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -51,6 +53,10 @@ func handleJoinGroup(b *Broker, r *request) (kmsg.Response, error) {
 	}
 	for _, p := range req.Protocols {
 		in.Protocols = append(in.Protocols, group.ClassicProtocol{Name: p.Name, Metadata: p.Metadata})
+	}
+	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
+		resp.MemberID, resp.ErrorCode = req.MemberID, codeFor(err)
+		return resp, nil
 	}
 	out, err := awaitGroup(b, b.classicGroups.Join(in))
 	if err != nil {

@@ -13,6 +13,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -21,6 +23,10 @@ func init() { register(12, 0, 4, handleHeartbeat) }
 func handleHeartbeat(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.HeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
+	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
+		resp.ErrorCode = codeFor(err)
+		return resp, nil
+	}
 	err := b.classicGroups.Heartbeat(group.ClassicHeartbeatInput{
 		GroupID:    req.Group,
 		MemberID:   req.MemberID,

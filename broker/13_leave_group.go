@@ -15,6 +15,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -23,6 +25,10 @@ func init() { register(13, 0, 5, handleLeaveGroup) }
 func handleLeaveGroup(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.LeaveGroupRequest)
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
+		resp.ErrorCode = codeFor(err)
+		return resp, nil
+	}
 	if req.Version < 3 {
 		errs, err := b.classicGroups.Leave(req.Group, []group.ClassicLeavingMember{{MemberID: req.MemberID}})
 		if err == nil {

@@ -15,6 +15,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -36,6 +38,10 @@ func handleSyncGroup(b *Broker, r *request) (kmsg.Response, error) {
 		for _, a := range req.GroupAssignment {
 			in.Assignments[a.MemberID] = a.MemberAssignment
 		}
+	}
+	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
+		resp.ErrorCode = codeFor(err)
+		return resp, nil
 	}
 	out, err := awaitGroup(b, b.classicGroups.Sync(in))
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/cluster"
 )
 
 func init() { register(15, 0, 6, handleDescribeGroups) }
@@ -23,6 +25,16 @@ func handleDescribeGroups(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DescribeGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
+		if err := b.notCoordinator(r.conn, cluster.Group, id); err != nil {
+			g := kmsg.NewDescribeGroupsResponseGroup()
+			g.Group, g.AuthorizedOperations = id, math.MinInt32
+			g.ErrorCode = codeFor(err)
+			if req.Version >= 6 {
+				g.ErrorMessage = errMessage(err)
+			}
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		d := b.classicGroups.Describe(id)
 		g := kmsg.NewDescribeGroupsResponseGroup()
 		g.Group, g.State, g.ProtocolType, g.Protocol = id, string(d.State), d.ProtocolType, d.Protocol

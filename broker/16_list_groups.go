@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/cluster"
 )
 
 func init() { register(16, 0, 5, handleListGroups) }
@@ -29,6 +31,9 @@ func handleListGroups(b *Broker, r *request) (kmsg.Response, error) {
 		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, value) })
 	}
 	add := func(id, protocolType, state, groupType string) {
+		if !b.coordinates(r.conn, cluster.Group, id) {
+			return // another node lists it
+		}
 		if !matches(req.StatesFilter, state) || !matches(req.TypesFilter, groupType) {
 			return
 		}

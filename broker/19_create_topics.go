@@ -96,7 +96,7 @@ func (b *Broker) createTopic(rt *kmsg.CreateTopicsRequestTopic, validateOnly boo
 		st.TopicID = t.ID
 		b.log.Info("topic created", attrTopic, t.Name, "partitions", partitions)
 	}
-	st.NumPartitions, st.ReplicationFactor = partitions, 1
+	st.NumPartitions, st.ReplicationFactor = partitions, int16(b.cfg.Nodes)
 	for _, e := range b.topicConfigEntries(configs) {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
 		c.Name = e.prop.name
@@ -140,17 +140,35 @@ func (b *Broker) newTopicPartitions(rt *kmsg.CreateTopicsRequestTopic) (int32, e
 	switch rf := rt.ReplicationFactor; {
 	case rf == 0 || rf < -1:
 		return 0, fmt.Errorf("%w: %d; give a positive factor or -1 for the default", errInvalidReplicationFactor, rf)
-	case rf > 1:
-		return 0, fmt.Errorf("%w: %d replicas cannot be placed: the cluster has 1 broker", errInvalidReplicationFactor, rf)
+	case int(rf) > b.cfg.Nodes:
+		return 0, fmt.Errorf("%w: %d replicas cannot be placed: the cluster has %d %s", errInvalidReplicationFactor, rf, b.cfg.Nodes, plural(b.cfg.Nodes, "broker", "brokers"))
 	}
 	return partitions, nil
 }
 
-// checkReplicas accepts a partition's replica list only if it is exactly
-// our node: the one broker holds the one replica.
+// checkReplicas accepts a partition's replica list if it names nodes of
+// the cluster, each once. Every node holds a replica whatever the list
+// says (docs/cluster-rules.md replicas-everywhere); with one node the list
+// must be exactly that node.
 func (b *Broker) checkReplicas(partition int32, replicas []int32) error {
-	if len(replicas) != 1 || replicas[0] != b.cfg.NodeID {
-		return fmt.Errorf("%w: partition %d is assigned to brokers %v; the only broker is %d", errInvalidReplicaAssignment, partition, replicas, b.cfg.NodeID)
+	ok := len(replicas) > 0
+	for i, r := range replicas {
+		if r < b.cfg.NodeID || int64(r) >= int64(b.cfg.NodeID)+int64(b.cfg.Nodes) || slices.Contains(replicas[:i], r) {
+			ok = false
+		}
+	}
+	if !ok {
+		if b.cfg.Nodes == 1 {
+			return fmt.Errorf("%w: partition %d is assigned to brokers %v; the only broker is %d", errInvalidReplicaAssignment, partition, replicas, b.cfg.NodeID)
+		}
+		return fmt.Errorf("%w: partition %d is assigned to brokers %v; the brokers are %d to %d, each at most once", errInvalidReplicaAssignment, partition, replicas, b.cfg.NodeID, b.cfg.NodeID+int32(b.cfg.Nodes)-1)
 	}
 	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -78,6 +78,7 @@ func handleDeleteTopics(b *Broker, r *request) (kmsg.Response, error) {
 			if err == nil {
 				name := t.Name
 				st.Topic, st.TopicID = &name, t.ID
+				b.forgetTopic(name)
 				b.log.Info("topic deleted", attrTopic, t.Name)
 			}
 		}

@@ -10,6 +10,8 @@ package broker
 //     UNKNOWN_TOPIC_OR_PARTITION. Both report LowWatermark -1.
 //   - An offset at or below the current log start changes nothing and
 //     answers the current log start.
+//   - A node that does not lead the partition answers
+//     NOT_LEADER_OR_FOLLOWER (not-leader), LowWatermark -1.
 
 import (
 	"fmt"
@@ -39,6 +41,10 @@ func handleDeleteRecords(b *Broker, r *request) (kmsg.Response, error) {
 			var err error
 			if p == nil {
 				err = fmt.Errorf("%w: %s-%d", storage.ErrUnknownTopic, rt.Topic, rp.Partition)
+			} else if _, code := b.checkLeader(r.conn.node(), t, p.Index, noEpoch); code != 0 {
+				sp.ErrorCode = code
+				st.Partitions = append(st.Partitions, sp)
+				continue
 			} else {
 				var low int64
 				if low, err = p.DeleteRecordsBefore(rp.Offset); err == nil {

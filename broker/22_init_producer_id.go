@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/cluster"
 )
 
 func init() { register(22, 0, 5, handleInitProducerID) }
@@ -29,6 +31,10 @@ func handleInitProducerID(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.InitProducerIDRequest)
 	resp := kmsg.NewPtrInitProducerIDResponse()
 	if req.TransactionalID != nil {
+		if err := b.notCoordinator(r.conn, cluster.Transaction, *req.TransactionalID); err != nil {
+			resp.ProducerID, resp.ProducerEpoch, resp.ErrorCode = -1, -1, codeFor(err)
+			return resp, nil
+		}
 		producerID, epoch := int64(-1), int16(-1)
 		if req.Version >= 3 {
 			producerID, epoch = req.ProducerID, req.ProducerEpoch

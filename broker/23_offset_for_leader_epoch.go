@@ -3,18 +3,21 @@ package broker
 // OffsetForLeaderEpoch (key 23), v2-v4.
 //
 // Clients use it to detect log truncation after a leader change: "where did
-// epoch E end?". We are one node that has led every partition since it was
-// created, so the only leader epoch is 0 and it starts at offset 0.
+// epoch E end?". Each partition keeps its leader-epoch history (storage's
+// epochs.go, docs/cluster-rules.md epoch-history); with one node that never
+// moved a leader, the only epoch is 0 and it starts at offset 0.
 //
-//   - LeaderEpoch 0 answers epoch 0 with the log end offset (our high
-//     watermark).
-//   - Any other LeaderEpoch, -1 (undefined) or one we never had, answers
-//     no error with epoch -1 and end offset -1, as Kafka's
-//     LeaderEpochFileCache.endOffsetFor does for an undefined epoch or one
-//     above the latest.
-//   - CurrentLeaderEpoch above 0 answers UNKNOWN_LEADER_EPOCH (the client
-//     knows of a newer leader than us); -1 and 0 pass. Nothing is below 0, so
-//     FENCED_LEADER_EPOCH cannot happen.
+//   - CurrentLeaderEpoch, unless -1, must be the partition's leader epoch:
+//     older answers FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH
+//     (epoch-check); then a node that does not lead the partition answers
+//     NOT_LEADER_OR_FOLLOWER (not-leader).
+//   - LeaderEpoch is answered as Kafka's LeaderEpochFileCache.endOffsetFor
+//     does: the current epoch ends at the log end offset (our high
+//     watermark); an older one answers the largest known epoch at or below
+//     it and the start of the next higher known epoch; one below every
+//     known epoch answers itself and the first known epoch's start; -1 or
+//     an epoch above the current one answers epoch -1 and end offset -1,
+//     all with no error.
 //   - An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION.
 //   - ReplicaID (v3+) is not checked: we have no followers, and consumers
 //     send -1.
@@ -29,9 +32,6 @@ import (
 
 func init() { register(23, 2, 4, handleOffsetForLeaderEpoch) }
 
-// ourLeaderEpoch is the leader epoch of every partition we serve.
-const ourLeaderEpoch = 0
-
 func handleOffsetForLeaderEpoch(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
@@ -43,14 +43,12 @@ func handleOffsetForLeaderEpoch(b *Broker, r *request) (kmsg.Response, error) {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
-			switch {
-			case t == nil || t.Partition(rp.Partition) == nil:
+			if t == nil || t.Partition(rp.Partition) == nil {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case rp.CurrentLeaderEpoch > ourLeaderEpoch:
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
-			case rp.LeaderEpoch == ourLeaderEpoch:
-				sp.LeaderEpoch = ourLeaderEpoch
-				sp.EndOffset = t.Partition(rp.Partition).Offsets().HighWatermark
+			} else if _, code := b.checkLeader(r.conn.node(), t, rp.Partition, rp.CurrentLeaderEpoch); code != 0 {
+				sp.ErrorCode = code
+			} else {
+				sp.LeaderEpoch, sp.EndOffset = t.Partition(rp.Partition).EndOffsetForEpoch(rp.LeaderEpoch)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

@@ -17,6 +17,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/txn"
 )
 
@@ -39,7 +41,10 @@ func handleAddPartitionsToTxn(b *Broker, r *request) (kmsg.Response, error) {
 		}
 	}
 	code := kerr.OperationNotAttempted.Code
-	if len(missing) == 0 {
+	if err := b.notCoordinator(r.conn, cluster.Transaction, req.TransactionalID); err != nil {
+		code = codeFor(err)
+		clear(missing) // every partition answers NOT_COORDINATOR, as Kafka's coordinator check comes first
+	} else if len(missing) == 0 {
 		code = txnCode(b.txns.AddPartitions(req.TransactionalID, req.ProducerID, req.ProducerEpoch, parts), req.Version, 2)
 	}
 	for _, rt := range req.Topics {

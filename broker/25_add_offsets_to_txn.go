@@ -12,6 +12,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/cluster"
 )
 
 func init() { register(25, 0, 4, handleAddOffsetsToTxn) }
@@ -23,7 +25,10 @@ func handleAddOffsetsToTxn(b *Broker, r *request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return resp, nil
 	}
-	err := b.txns.AddGroup(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
+	err := b.notCoordinator(r.conn, cluster.Transaction, req.TransactionalID)
+	if err == nil {
+		err = b.txns.AddGroup(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group)
+	}
 	resp.ErrorCode = txnCode(err, req.Version, 2)
 	return resp, nil
 }

@@ -17,6 +17,8 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/cluster"
 )
 
 func init() { register(26, 0, 5, handleEndTxn) }
@@ -25,7 +27,10 @@ func handleEndTxn(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.EndTxnRequest)
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	bump := req.Version >= 5 && b.txnVersion2()
-	pid, epoch, err := b.txns.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, bump)
+	pid, epoch, err := int64(-1), int16(-1), b.notCoordinator(r.conn, cluster.Transaction, req.TransactionalID)
+	if err == nil {
+		pid, epoch, err = b.txns.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, bump)
+	}
 	resp.ErrorCode = txnCode(err, req.Version, 2)
 	resp.ProducerID, resp.ProducerEpoch = pid, epoch
 	return resp, nil

@@ -27,6 +27,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -65,7 +67,10 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 
 	var errs [][]error
 	add := req.Version >= 5 && b.txnVersion2()
-	err := b.txns.CheckOffsetCommit(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, add)
+	err := b.notCoordinator(r.conn, cluster.Group, req.Group)
+	if err == nil {
+		err = b.txns.CheckOffsetCommit(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, add)
+	}
 	if err == nil {
 		if t, _ := b.groupRegistry.TypeOf(in.GroupID); t == group.TypeConsumer {
 			errs, err = b.consumerGroups.TxnCommit(in)

@@ -89,7 +89,7 @@ func (b *Broker) describeResource(typ kmsg.ConfigResourceType, name string) ([]c
 	return nil, fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2), BROKER (4) and GROUP (32) are", errInvalidRequest, typ, int8(typ))
 }
 
-// checkBrokerResource accepts a BROKER resource name: our node ID, or the
+// checkBrokerResource accepts a BROKER resource name: a node's ID, or the
 // empty name of the cluster-wide defaults (clusterDefault true). Anything
 // else is INVALID_REQUEST, as in Kafka's ConfigAdminManager.
 func (b *Broker) checkBrokerResource(name string) (clusterDefault bool, err error) {
@@ -100,8 +100,12 @@ func (b *Broker) checkBrokerResource(name string) (clusterDefault bool, err erro
 	if err != nil {
 		return false, fmt.Errorf("%w: broker resource name %q is not a broker ID", errInvalidRequest, name)
 	}
-	if int32(id) != b.cfg.NodeID {
-		return false, fmt.Errorf("%w: unexpected broker ID %d; this broker is %d (or use the empty name for cluster-wide defaults)", errInvalidRequest, id, b.cfg.NodeID)
+	// Every node has the same properties, so any node's ID names them.
+	if id < int64(b.cfg.NodeID) || id >= int64(b.cfg.NodeID)+int64(b.cfg.Nodes) {
+		if b.cfg.Nodes == 1 {
+			return false, fmt.Errorf("%w: unexpected broker ID %d; this broker is %d (or use the empty name for cluster-wide defaults)", errInvalidRequest, id, b.cfg.NodeID)
+		}
+		return false, fmt.Errorf("%w: unexpected broker ID %d; the brokers are %d to %d (or use the empty name for cluster-wide defaults)", errInvalidRequest, id, b.cfg.NodeID, b.cfg.NodeID+int32(b.cfg.Nodes)-1)
 	}
 	return false, nil
 }

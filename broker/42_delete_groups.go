@@ -18,6 +18,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -29,8 +31,9 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 	for _, id := range req.Groups {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = id
-		var err error
+		err := b.notCoordinator(r.conn, cluster.Group, id)
 		switch t, _ := b.groupRegistry.TypeOf(id); {
+		case err != nil:
 		case t == group.TypeClassic:
 			err = b.classicGroups.Delete(id)
 		case t == group.TypeConsumer:

@@ -16,6 +16,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -24,6 +26,10 @@ func init() { register(47, 0, 0, handleOffsetDelete) }
 func handleOffsetDelete(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.OffsetDeleteRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
+	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
+		resp.ErrorCode = codeFor(err)
+		return resp, nil
+	}
 	topics := make([]group.OffsetPartitions, 0, len(req.Topics))
 	for _, rt := range req.Topics {
 		op := group.OffsetPartitions{Topic: rt.Topic}

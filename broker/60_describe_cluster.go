@@ -2,14 +2,15 @@ package broker
 
 // DescribeCluster (key 60), v0-v2.
 //
-//   - One broker, this node, at the advertised address of the listener the
-//     client connected to; it is also the controller. The cluster ID is the
-//     configured one.
+//   - Brokers: every live node, each at the advertised address of its
+//     listener of the same name as the one the client connected to; the
+//     controller is the first live node (docs/cluster-rules.md
+//     metadata-truth). The cluster ID is the configured one.
 //   - v1: EndpointType other than 1 (brokers) answers
 //     MISMATCHED_ENDPOINT_TYPE: we are a broker endpoint, and we never serve
 //     the controller endpoint.
-//   - v2: IncludeFencedBrokers changes nothing; our one broker is never
-//     fenced.
+//   - v2: IncludeFencedBrokers changes nothing: a stopped node is not
+//     listed, as a broker that shut down is unregistered.
 //   - IncludeClusterAuthorizedOperations answers every cluster operation:
 //     there are no ACLs. Otherwise the field is INT32_MIN, as Kafka sends.
 
@@ -40,10 +41,14 @@ func handleDescribeCluster(b *Broker, r *request) (kmsg.Response, error) {
 		return resp, nil
 	}
 	resp.ClusterID = b.cfg.ClusterID
-	resp.ControllerID = b.cfg.NodeID
-	broker := kmsg.NewDescribeClusterResponseBroker()
-	broker.NodeID, broker.Host, broker.Port = b.cfg.NodeID, r.conn.l.advertiseHost, r.conn.l.advertisePort
-	resp.Brokers = append(resp.Brokers, broker)
+	live := b.cluster.LiveNodes()
+	resp.ControllerID = live[0]
+	for _, node := range live {
+		broker := kmsg.NewDescribeClusterResponseBroker()
+		e := b.nodeEndpoint(node, r.conn.listenerIndex())
+		broker.NodeID, broker.Host, broker.Port = node, e.host, e.port
+		resp.Brokers = append(resp.Brokers, broker)
+	}
 	resp.ClusterAuthorizedOperations = math.MinInt32
 	if req.IncludeClusterAuthorizedOperations {
 		resp.ClusterAuthorizedOperations = clusterOperations

@@ -9,6 +9,9 @@ package broker
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/txn"
 )
 
 func init() { register(65, 0, 0, handleDescribeTransactions) }
@@ -19,7 +22,11 @@ func handleDescribeTransactions(b *Broker, r *request) (kmsg.Response, error) {
 	for _, id := range req.TransactionalIDs {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
-		d, err := b.txns.Describe(id)
+		err := b.notCoordinator(r.conn, cluster.Transaction, id)
+		var d txn.Description
+		if err == nil {
+			d, err = b.txns.Describe(id)
+		}
 		if err != nil {
 			st.ErrorCode = codeFor(err)
 			st.ProducerID, st.ProducerEpoch, st.StartTimestamp = -1, -1, -1

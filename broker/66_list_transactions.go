@@ -23,6 +23,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/txn"
 )
 
@@ -58,6 +60,9 @@ func handleListTransactions(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		if pattern != nil && !pattern.MatchString(d.TransactionalID) {
 			continue
+		}
+		if !b.coordinates(r.conn, cluster.Transaction, d.TransactionalID) {
+			continue // another node lists it
 		}
 		st := kmsg.NewListTransactionsResponseTransactionState()
 		st.TransactionalID, st.ProducerID, st.TransactionState = d.TransactionalID, d.ProducerID, d.State.String()

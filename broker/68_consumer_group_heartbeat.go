@@ -31,6 +31,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -59,7 +61,11 @@ func handleConsumerGroupHeartbeat(b *Broker, r *request) (kmsg.Response, error) 
 			in.Owned = append(in.Owned, group.TopicPartitions{TopicID: t.TopicID, Partitions: t.Partitions})
 		}
 	}
-	res, err := b.consumerGroups.Heartbeat(in, b.clock.Now())
+	err := b.notCoordinator(r.conn, cluster.Group, req.Group)
+	var res group.ConsumerHeartbeatResult
+	if err == nil {
+		res, err = b.consumerGroups.Heartbeat(in, b.clock.Now())
+	}
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil

@@ -17,6 +17,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -26,6 +28,9 @@ func handleConsumerGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ConsumerGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	for _, d := range b.consumerGroups.Describe(req.Groups) {
+		if err := b.notCoordinator(r.conn, cluster.Group, d.GroupID); err != nil {
+			d = group.ConsumerDescribedGroup{GroupID: d.GroupID, Err: err}
+		}
 		g := kmsg.NewConsumerGroupDescribeResponseGroup()
 		g.Group = d.GroupID
 		g.AuthorizedOperations = math.MinInt32

@@ -20,6 +20,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -28,6 +30,10 @@ func init() { register(76, 1, 1, handleShareGroupHeartbeat) }
 func handleShareGroupHeartbeat(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+	if err := b.notCoordinator(r.conn, cluster.Group, req.GroupID); err != nil {
+		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
+		return resp, nil
+	}
 	res, err := b.shareGroups.Heartbeat(group.ShareHeartbeatInput{
 		GroupID:              req.GroupID,
 		MemberID:             req.MemberID,

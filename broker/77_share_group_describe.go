@@ -15,6 +15,9 @@ import (
 	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/group"
 )
 
 // allGroupOperations is the bit set of every ACL operation on a group:
@@ -28,6 +31,9 @@ func handleShareGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
 	for _, d := range b.shareGroups.Describe(req.GroupIDs) {
+		if err := b.notCoordinator(r.conn, cluster.Group, d.GroupID); err != nil {
+			d = group.ShareDescribedGroup{GroupID: d.GroupID, Err: err}
+		}
 		g := kmsg.NewShareGroupDescribeResponseGroup()
 		g.GroupID = d.GroupID
 		g.AuthorizedOperations = math.MinInt32

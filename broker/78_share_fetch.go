@@ -40,6 +40,11 @@ package broker
 //   - A top-level error has a null ErrorMessage: Kafka answers those with
 //     ShareFetchRequest.getErrorResponse, which sets only the code
 //     (answers-as-kafka). Partition errors carry a message.
+//   - A partition another node leads (not-leader) answers
+//     NOT_LEADER_OR_FOLLOWER with its CurrentLeader, and the answer the
+//     leader's NodeEndpoints (KIP-951); its acknowledgements are refused
+//     with the same code and nothing is acquired from it. Share sessions
+//     are per node, as each Kafka broker keeps its own.
 //   - With share.isolation.level=read_committed records are acquired only
 //     below the last stable offset, and batches of aborted transactions
 //     are archived as they are acquired (share-read-committed).
@@ -74,7 +79,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	if mode != sharepartition.BatchOptimized && mode != sharepartition.RecordLimit {
 		return fail(fmt.Errorf("%w: ShareAcquireMode %d is neither 0 (batch optimized) nor 1 (record limit)", errInvalidRequest, req.ShareAcquireMode))
 	}
-	key := shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID}
+	key := shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID, Node: r.conn.node()}
 
 	var named []shareserve.TopicPartition
 	hasAcks := false
@@ -113,11 +118,16 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	cfg := b.groupConfigs.Share(key.Group) // once for the whole request
 	resp.AcquisitionLockTimeoutMillis = int32(cfg.RecordLockDuration.Milliseconds())
 	f := b.shares.NewFetch(key, cfg)
+	led := newShareLeadership(b, r.conn)
 	now := b.clock.Now()
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
 			if len(rp.AcknowledgementBatches) > 0 {
 				tp := shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
+				if err := led.check(tp); err != nil {
+					f.Refuse(tp, err, true)
+					continue
+				}
 				f.Acknowledge(tp, req.Version, req.IsRenewAck, fetchAckBatches(rp.AcknowledgementBatches), now)
 			}
 		}
@@ -125,18 +135,37 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 
 	switch {
 	case req.ShareSessionEpoch == -1:
-		writeShareFetchAnswers(resp, f.Acked(), f)
+		writeShareFetchAnswers(resp, f.Acked(), f, led)
 		b.shares.CloseSession(key, b.clock.Now())
 		return resp, nil
 	case req.IsRenewAck:
-		writeShareFetchAnswers(resp, f.Acked(), f)
+		writeShareFetchAnswers(resp, f.Acked(), f, led)
 		return resp, nil
 	}
 
-	if f.Plan(parts, req.ShareSessionEpoch, b.shareFetchLimits(req, mode)) {
-		b.longPoll(b.clock.Now().Add(time.Duration(max(req.MaxWaitMillis, 0))*time.Millisecond), f.Attempt)
+	// Partitions another node leads answer NOT_LEADER_OR_FOLLOWER and are
+	// not acquired from; the request then answers without waiting.
+	ours := parts
+	if b.cfg.Nodes > 1 {
+		ours = make([]shareserve.SessionPartition, 0, len(parts))
+		for _, sp := range parts {
+			if err := led.check(sp.TopicPartition); err != nil {
+				if f.Answer(sp.TopicPartition) == nil {
+					f.Refuse(sp.TopicPartition, err, false)
+				}
+				continue
+			}
+			ours = append(ours, sp)
+		}
 	}
-	writeShareFetchAnswers(resp, f.Listed(req.ShareSessionEpoch, parts), f)
+	if f.Plan(ours, req.ShareSessionEpoch, b.shareFetchLimits(req, mode)) {
+		deadline := b.clock.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
+		if f.Refused() {
+			deadline = b.clock.Now()
+		}
+		b.longPoll(deadline, f.Attempt)
+	}
+	writeShareFetchAnswers(resp, f.Listed(req.ShareSessionEpoch, parts), f, led)
 	return resp, nil
 }
 
@@ -154,8 +183,10 @@ func (b *Broker) shareFetchLimits(req *kmsg.ShareFetchRequest, mode sharepartiti
 	return shareserve.Limits{MaxRecords: req.MaxRecords, MaxBytes: maxBytes, BatchSize: req.BatchSize, Mode: mode}
 }
 
-// writeShareFetchAnswers lists the partitions in order, grouped by topic.
-func writeShareFetchAnswers(resp *shareFetchResponse, listed []shareserve.TopicPartition, f *shareserve.Fetch) {
+// writeShareFetchAnswers lists the partitions in order, grouped by topic;
+// a partition another node leads names its leader, and the answer that
+// leader's endpoint (KIP-951).
+func writeShareFetchAnswers(resp *shareFetchResponse, listed []shareserve.TopicPartition, f *shareserve.Fetch, led *shareLeadership) {
 	topicIndex := make(map[storage.TopicID]int)
 	for _, tp := range listed {
 		i, ok := topicIndex[tp.TopicID]
@@ -168,6 +199,9 @@ func writeShareFetchAnswers(resp *shareFetchResponse, listed []shareserve.TopicP
 		}
 		p := kmsg.NewShareFetchResponseTopicPartition()
 		p.Partition = tp.Partition
+		if l, ok := led.refused[tp]; ok {
+			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = l.Leader, l.Epoch
+		}
 		if a := f.Answer(tp); a != nil {
 			p.ErrorCode, p.ErrorMessage = codeFor(a.Err), errMessage(a.Err)
 			p.AcknowledgeErrorCode, p.AcknowledgeErrorMessage = codeFor(a.AckErr), errMessage(a.AckErr)
@@ -182,6 +216,11 @@ func writeShareFetchAnswers(resp *shareFetchResponse, listed []shareserve.TopicP
 		}
 		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, p)
 	}
+	led.endpoints.each(func(node int32, ep endpoint) {
+		ne := kmsg.NewShareFetchResponseNodeEndpoint()
+		ne.NodeID, ne.Host, ne.Port = node, ep.host, ep.port
+		resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
+	})
 }
 
 // waitOnClock waits d on the broker clock, or until the broker closes.

@@ -16,6 +16,9 @@ package broker
 //     on its partitions are released (row 8).
 //   - AcquisitionLockTimeoutMs (v2) is the group's lock duration, so a
 //     member that renewed can compute its new deadline.
+//   - A partition another node leads (not-leader) answers
+//     NOT_LEADER_OR_FOLLOWER with its CurrentLeader, and the answer the
+//     leader's NodeEndpoints (KIP-951); nothing is acknowledged there.
 //   - Kafka checks neither that the group exists nor that the member is in
 //     it; ownership of records is by member ID.
 //   - A top-level error has a null ErrorMessage: Kafka answers those with
@@ -40,12 +43,13 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 	if err := validateShareIDs(req.GroupID, req.MemberID); err != nil {
 		return fail(err)
 	}
-	key := shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID}
+	key := shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID, Node: r.conn.node()}
 	if err := b.shares.Sessions.Acknowledge(key, req.ShareSessionEpoch); err != nil {
 		return fail(err)
 	}
 	resp.AcquisitionLockTimeoutMillis = int32(b.groupConfigs.Share(key.Group).RecordLockDuration.Milliseconds())
 	now := b.clock.Now()
+	led := newShareLeadership(b, r.conn)
 	for _, rt := range req.Topics {
 		st := kmsg.NewShareAcknowledgeResponseTopic()
 		st.TopicID = rt.TopicID
@@ -53,12 +57,23 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 			sp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			sp.Partition = rp.Partition
 			tp := shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
-			err := b.shares.Acknowledge(key, tp, req.Version, req.IsRenewAck, ackRequestAckBatches(rp.AcknowledgementBatches), now)
+			err := led.check(tp)
+			if err == nil {
+				err = b.shares.Acknowledge(key, tp, req.Version, req.IsRenewAck, ackRequestAckBatches(rp.AcknowledgementBatches), now)
+			} else {
+				l := led.refused[tp]
+				sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = l.Leader, l.Epoch
+			}
 			sp.ErrorCode, sp.ErrorMessage = codeFor(err), errMessage(err)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	led.endpoints.each(func(node int32, ep endpoint) {
+		ne := kmsg.NewShareAcknowledgeResponseNodeEndpoint()
+		ne.NodeID, ne.Host, ne.Port = node, ep.host, ep.port
+		resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
+	})
 	if req.ShareSessionEpoch == -1 {
 		b.shares.CloseSession(key, b.clock.Now())
 	}

@@ -20,6 +20,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 )
 
@@ -31,6 +33,11 @@ func handleDescribeShareGroupOffsets(b *Broker, r *request) (kmsg.Response, erro
 	for _, rg := range req.Groups {
 		g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 		g.GroupID = rg.GroupID
+		if err := b.notCoordinator(r.conn, cluster.Group, rg.GroupID); err != nil {
+			g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err)
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		wanted := rg.Topics
 		if wanted == nil {
 			wanted = b.shareOffsetTopics(rg.GroupID)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -24,6 +26,10 @@ func init() { register(91, 0, 0, handleAlterShareGroupOffsets) }
 func handleAlterShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
+	if err := b.notCoordinator(r.conn, cluster.Group, req.GroupID); err != nil {
+		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
+		return resp, nil
+	}
 	if err := b.shareGroups.RequireEmpty(req.GroupID, true); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil

@@ -15,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
+
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -23,6 +25,10 @@ func init() { register(92, 0, 0, handleDeleteShareGroupOffsets) }
 func handleDeleteShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DeleteShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
+	if err := b.notCoordinator(r.conn, cluster.Group, req.GroupID); err != nil {
+		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
+		return resp, nil
+	}
 	if err := b.shareGroups.RequireEmpty(req.GroupID, false); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil

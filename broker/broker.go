@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
+	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/storage"
@@ -67,6 +68,18 @@ type Broker struct {
 	// consumerGroups are KIP-848 consumer groups (68_consumer_group_heartbeat.go).
 	consumerGroups *group.ConsumerGroups
 
+	// cluster places partition leaders and coordinators on the nodes
+	// (nodes.go); with one node it places everything on it.
+	cluster *cluster.Cluster
+	// endpoints are the advertised addresses of every node's listeners,
+	// by node index then listener index; set by Start before anything is
+	// served and never changed after.
+	endpoints atomic.Pointer[[][]endpoint]
+	// leadersMoved is set once MoveLeader has run: until then a single
+	// node leads every partition at epoch 0 and checkLeader needs no
+	// look-up.
+	leadersMoved atomic.Bool
+
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
 	httpLn    net.Listener
@@ -81,9 +94,12 @@ type Broker struct {
 	acceptWG sync.WaitGroup // accept loops and background loops
 }
 
-// listener is one bound Kafka listener and the address it advertises.
+// listener is one bound Kafka listener of one node and the address it
+// advertises.
 type listener struct {
 	name          string
+	index         int   // in cfg.Listeners: the same on every node
+	node          int32 // the ID of the node it belongs to
 	ln            net.Listener
 	advertiseHost string
 	advertisePort int32
@@ -102,6 +118,9 @@ func New(cfg Config) (*Broker, error) {
 		store: storage.NewStore(),
 		conns: make(map[*conn]struct{}),
 		done:  make(chan struct{}),
+	}
+	if b.cluster, err = cluster.New(r.NodeID, r.Nodes); err != nil {
+		return nil, err
 	}
 	b.groupRegistry = group.NewRegistry()
 	consumer, err := consumerConfig(r.props)
@@ -162,20 +181,39 @@ func New(cfg Config) (*Broker, error) {
 	return b, nil
 }
 
-// Start binds every listener and starts serving in the background. If one
-// cannot bind, none serves.
+// Start binds every listener of every node and starts serving in the
+// background. If one cannot bind, none serves.
 func (b *Broker) Start() error {
 	var ls []*listener
-	for _, lc := range b.cfg.Listeners {
-		ln, err := net.Listen("tcp", lc.Listen)
-		if err != nil {
-			for _, l := range ls {
-				l.ln.Close()
-			}
-			return fmt.Errorf("listener %s: listen on %s: %w", lc.Name, lc.Listen, err)
+	fail := func(err error) error {
+		for _, l := range ls {
+			l.ln.Close()
 		}
-		ls = append(ls, newListener(lc.Name, ln, lc.Advertise))
+		return err
 	}
+	endpoints := make([][]endpoint, b.cfg.Nodes)
+	for i := range b.cfg.Nodes {
+		node := b.cfg.NodeID + int32(i)
+		for j, lc := range b.cfg.Listeners {
+			listen, _ := nodeAddr(lc.Listen, i) // checked in resolve
+			advertise := lc.Advertise
+			if advertise != "" {
+				advertise, _ = nodeAddr(advertise, i)
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				if b.cfg.Nodes > 1 {
+					return fail(fmt.Errorf("node %d: listener %s: listen on %s: %w", node, lc.Name, listen, err))
+				}
+				return fail(fmt.Errorf("listener %s: listen on %s: %w", lc.Name, listen, err))
+			}
+			l := newListener(lc.Name, ln, advertise)
+			l.index, l.node = j, node
+			ls = append(ls, l)
+			endpoints[i] = append(endpoints[i], endpoint{host: l.advertiseHost, port: l.advertisePort})
+		}
+	}
+	b.endpoints.Store(&endpoints)
 	b.mu.Lock()
 	if b.closing {
 		b.mu.Unlock()
@@ -189,7 +227,7 @@ func (b *Broker) Start() error {
 
 	b.acceptWG.Add(len(ls) + 1)
 	for _, l := range ls {
-		b.log.Info("listening", "listener", l.name, "addr", l.ln.Addr().String(),
+		b.log.Info("listening", "node", l.node, "listener", l.name, "addr", l.ln.Addr().String(),
 			"advertised", net.JoinHostPort(l.advertiseHost, strconv.Itoa(int(l.advertisePort))))
 		go b.acceptLoop(l)
 	}

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"net"
+	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -40,8 +42,14 @@ type Config struct {
 	// listener.security.protocol.map in Props do the same; set one or the
 	// other.
 	Listeners []ListenerConfig
-	// NodeID is this broker's node ID in Metadata.
+	// NodeID is this broker's node ID in Metadata: the ID of the first
+	// node when Nodes is above 1.
 	NodeID int32
+	// Nodes is how many nodes run in this process, with IDs NodeID to
+	// NodeID+Nodes-1 (docs/cluster-rules.md). Node i listens on each
+	// listener's port + i (port 0: a free port each) and advertises its
+	// advertised port + i. Zero means 1: one node, as a single broker.
+	Nodes int
 	// ClusterID is reported in Metadata and DescribeCluster.
 	ClusterID string
 	// Props are Kafka property overrides by name (as --config key=value).
@@ -111,6 +119,15 @@ func (c Config) resolve() (*resolved, error) {
 	if r.NodeID < 0 {
 		return nil, fmt.Errorf("node ID %d: must not be negative", r.NodeID)
 	}
+	if r.Nodes == 0 {
+		r.Nodes = 1
+	}
+	if r.Nodes < 0 || int64(r.NodeID)+int64(r.Nodes)-1 > math.MaxInt32 {
+		return nil, fmt.Errorf("nodes %d: must be at least 1, with node IDs up to %d", r.Nodes, math.MaxInt32)
+	}
+	if err := r.checkNodePorts(); err != nil {
+		return nil, err
+	}
 	if r.ClusterID == "" {
 		r.ClusterID = DefaultClusterID
 	}
@@ -176,4 +193,40 @@ func (r *resolved) resolveListeners() (map[string]string, error) {
 		}
 	}
 	return props, nil
+}
+
+// checkNodePorts checks that every node's listen and advertised ports,
+// the configured port + node index, are ports.
+func (r *resolved) checkNodePorts() error {
+	for _, l := range r.Listeners {
+		for _, addr := range []string{l.Listen, l.Advertise} {
+			if addr == "" {
+				continue
+			}
+			if _, err := nodeAddr(addr, r.Nodes-1); err != nil {
+				return fmt.Errorf("listener %s with %d nodes: %w", l.Name, r.Nodes, err)
+			}
+		}
+	}
+	return nil
+}
+
+// nodeAddr is addr for node index i: its port + i, or port 0 (a free
+// port) for port 0.
+func nodeAddr(addr string, i int) (string, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil {
+		return "", fmt.Errorf("port %q: %v", port, err)
+	}
+	if n == 0 || i == 0 {
+		return addr, nil
+	}
+	if n+i > math.MaxUint16 {
+		return "", fmt.Errorf("port %d + node index %d is above 65535", n, i)
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+i)), nil
 }

@@ -138,6 +138,10 @@ func codeFor(err error) int16 {
 		return kerr.InvalidReplicaAssignment.Code
 	case errors.Is(err, errMismatchedEndpointType):
 		return kerr.MismatchedEndpointType.Code
+	case errors.Is(err, errNotLeader):
+		return kerr.NotLeaderForPartition.Code
+	case errors.Is(err, errNotCoordinator):
+		return kerr.NotCoordinator.Code
 	}
 	return kerr.UnknownServerError.Code
 }
@@ -155,6 +159,10 @@ var (
 	errInvalidReplicationFactor = errors.New("invalid replication factor")
 	errInvalidReplicaAssignment = errors.New("invalid replica assignment")
 	errMismatchedEndpointType   = errors.New("mismatched endpoint type")
+	// errNotLeader and errNotCoordinator: another node of the cluster
+	// leads the partition or coordinates the key (docs/cluster-rules.md).
+	errNotLeader      = errors.New("this node is not the leader of the partition")
+	errNotCoordinator = errors.New("this node is not the coordinator")
 )
 
 // txnCode is codeFor for the transactional APIs: before the version that

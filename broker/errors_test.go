@@ -33,6 +33,8 @@ func TestCodeFor(t *testing.T) {
 		{errInvalidReplicationFactor, kerr.InvalidReplicationFactor},
 		{errInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
 		{errMismatchedEndpointType, kerr.MismatchedEndpointType},
+		{errNotLeader, kerr.NotLeaderForPartition},
+		{errNotCoordinator, kerr.NotCoordinator},
 		{storage.ErrCorruptMessage, kerr.CorruptMessage},
 		{storage.ErrInvalidRecord, kerr.InvalidRecord},
 		{storage.ErrMessageTooLarge, kerr.MessageTooLarge},

@@ -93,6 +93,7 @@ func (b *Broker) httpHandler() http.Handler {
 	})
 	mux.HandleFunc("GET /readyz", b.serveReady)
 	mux.HandleFunc("GET /v1/topics", b.serveTopics)
+	mux.HandleFunc("GET /v1/cluster", b.serveCluster)
 	mux.HandleFunc("GET /v1/groups", b.serveGroups)
 	mux.HandleFunc("GET /v1/share-groups/{group}", b.serveShareGroup)
 	if b.cfg.EnableTestAPI {

@@ -68,13 +68,13 @@ type rdEnv struct {
 // which on the manual clock would never happen. The initial rebalance delay
 // is 0 so that a group's first member is assigned at once instead of after
 // Kafka's 3 s.
-func startRdkafka(t *testing.T) *rdEnv {
+func startRdkafka(t *testing.T, opts ...sharebrokertest.Option) *rdEnv {
 	t.Helper()
 	t.Logf("librdkafka %s", rdVersion())
-	b := sharebrokertest.Start(t,
+	b := sharebrokertest.Start(t, append([]sharebrokertest.Option{
 		sharebrokertest.WithRealClock(),
 		sharebrokertest.WithProperty("group.initial.rebalance.delay.ms", "0"),
-	)
+	}, opts...)...)
 	e := &rdEnv{t: t, b: b, logs: make(chan kafka.LogEvent, 1000)}
 
 	// librdkafka blocks on a full logs channel until the client is closed,
@@ -742,6 +742,45 @@ func TestLibrdkafkaTransactions(t *testing.T) {
 		// watermark, so both isolation levels end there.
 		if want := wantEnds(partitions, end); !maps.Equal(eof, want) {
 			t.Errorf("%s: end of partition reported at %v, want %v", tc.isolation, eof, want)
+		}
+	}
+}
+
+// TestLibrdkafkaConsumerGroupThreeNodes runs a librdkafka group member
+// against three nodes (docs/cluster-rules.md): it finds the group's
+// coordinator, fetches each partition from its leader, validates its
+// positions with OffsetForLeaderEpoch, reads to the end of every partition
+// and commits there.
+func TestLibrdkafkaConsumerGroupThreeNodes(t *testing.T) {
+	e := startRdkafka(t, sharebrokertest.WithNodes(3))
+	const topic, group, partitions = "spread", "spread-readers", 6
+	e.createTopic(topic, partitions)
+	p := e.producer(nil)
+	sent := e.produce(p, topic, makeRecs("spread", partitions, 10))
+
+	c := e.consumer("spread-reader", group, kafka.ConfigMap{
+		"enable.partition.eof": true,
+		"enable.auto.commit":   false,
+		"auto.offset.reset":    "earliest",
+	})
+	if err := c.Subscribe(topic, nil); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	got, eof := readToEOF(t, c, topic, partitions)
+	if len(eof) != partitions || slices.ContainsFunc(slices.Collect(maps.Values(eof)), func(o int64) bool { return o != 10 }) {
+		t.Fatalf("end of partition reported at %v, want 10 each", eof)
+	}
+	sortRecs(got)
+	if sortRecs(sent); !slices.Equal(got, sent) {
+		t.Fatalf("records read:\n got %v\nwant %v", got, sent)
+	}
+	if _, err := c.Commit(); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	committed := e.committed(group, topic)
+	for part := range int32(partitions) {
+		if committed[part] != 10 {
+			t.Fatalf("committed %v, want 10 in each partition", committed)
 		}
 	}
 }

@@ -40,6 +40,7 @@ type settings struct {
 	start     time.Time
 	realClock bool
 	logger    *slog.Logger
+	nodes     int
 }
 
 // WithProperty sets a Kafka property, as --config NAME=VALUE does; Start
@@ -67,10 +68,18 @@ func WithRealClock() Option { return func(s *settings) { s.realClock = true } }
 // go to the test's log.
 func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
 
+// WithNodes runs n nodes in the one process (broker.Config.Nodes), each
+// on its own free loopback port; Broker.Addr is node 0's and
+// Broker.NodeAddrs lists them all.
+func WithNodes(n int) Option { return func(s *settings) { s.nodes = n } }
+
 // Broker is a running broker of a test.
 type Broker struct {
 	// Addr is the bootstrap address, host:port on 127.0.0.1.
 	Addr string
+	// NodeAddrs are the addresses of every node, in node ID order; the
+	// first is Addr.
+	NodeAddrs []string
 	// HTTPAddr is the HTTP server's address, empty without WithHTTP.
 	HTTPAddr string
 	// Clock is the broker's clock; it moves only when the test moves it.
@@ -106,12 +115,15 @@ func Start(t testing.TB, opts ...Option) *Broker {
 		manual = locktimer.NewManualClock(s.start)
 		clock = manual
 	}
-	cfg := broker.Config{Listen: "127.0.0.1:0", Props: s.props, Logger: s.logger, Clock: clock}
+	cfg := broker.Config{Listen: "127.0.0.1:0", Props: s.props, Logger: s.logger, Clock: clock, Nodes: s.nodes}
 	if s.http {
 		cfg.HTTP = "127.0.0.1:0"
 	}
 	b := testbroker.Start(t, cfg)
 	out := &Broker{Addr: b.Addr().String(), Clock: manual, b: b, clock: clock}
+	for _, a := range b.NodeAddrs() {
+		out.NodeAddrs = append(out.NodeAddrs, a.String())
+	}
 	if a := b.HTTPAddr(); a != nil {
 		out.HTTPAddr = a.String()
 	}

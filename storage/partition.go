@@ -63,6 +63,10 @@ type Partition struct {
 	// markers counts the transaction markers written here per producer
 	// ID, for TxnGuard (txn.go).
 	markers map[int64]uint64
+	// leaderEpoch stamps every appended batch; epochs is its history,
+	// empty for a partition only ever led at epoch 0 (epochs.go).
+	leaderEpoch int32
+	epochs      []EpochStart
 }
 
 func newPartition(topic string, index int32) *Partition {
@@ -162,7 +166,7 @@ func (p *Partition) appendLocked(raw []byte, h *BatchHeader, opts AppendOptions)
 	copy(stored, raw)
 	base := p.nextOffset
 	binary.BigEndian.PutUint64(stored[offBaseOffset:], uint64(base))
-	binary.BigEndian.PutUint32(stored[offLeaderEpoch:], 0)
+	binary.BigEndian.PutUint32(stored[offLeaderEpoch:], uint32(p.leaderEpoch))
 	maxTs := h.MaxTimestamp
 	if opts.LogAppendTime {
 		stampLogAppendTime(stored, opts.NowMs)

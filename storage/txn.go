@@ -77,6 +77,7 @@ func (p *Partition) AppendMarker(m MarkerOptions) int64 {
 	copy(stored, raw)
 	base := p.nextOffset
 	binary.BigEndian.PutUint64(stored[offBaseOffset:], uint64(base))
+	binary.BigEndian.PutUint32(stored[offLeaderEpoch:], uint32(p.leaderEpoch))
 	p.publishLocked(stored, &h, base, m.NowMs)
 	if first, open := p.openTxns[m.ProducerID]; open {
 		delete(p.openTxns, m.ProducerID)

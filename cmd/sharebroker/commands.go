@@ -32,6 +32,7 @@ type serveFlags struct {
 	http                string
 	testAPI             bool
 	nodeID              int32
+	nodes               int
 	clusterID           string
 	logLevel            string
 	logFormat           string
@@ -83,7 +84,8 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs.StringVar(&f.protocolMap, "listener-security-protocol-map", "", "NAME:PLAINTEXT,... for each listener name other than PLAINTEXT (Kafka's listener.security.protocol.map; only PLAINTEXT is supported)")
 	fs.StringVar(&f.http, "http", broker.DefaultHTTP, "HTTP address for /metrics, /healthz, /readyz and the /v1 inspection API, HOST:PORT; '' turns it off")
 	fs.BoolVar(&f.testAPI, "enable-test-api", false, "serve the test-control API under /v1/test/ (clock advance) on the HTTP listener; never in production")
-	fs.Int32Var(&f.nodeID, "node-id", 0, "node ID reported in Metadata")
+	fs.Int32Var(&f.nodeID, "node-id", 0, "node ID reported in Metadata (the first node's with --nodes)")
+	fs.IntVar(&f.nodes, "nodes", 1, "nodes to run in this process, IDs node-id to node-id+N-1; node i listens and advertises on each listener's port + i")
 	fs.StringVar(&f.clusterID, "cluster-id", broker.DefaultClusterID, "cluster ID reported to clients")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
@@ -98,8 +100,12 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 		HTTP:          f.http,
 		EnableTestAPI: f.testAPI,
 		NodeID:        f.nodeID,
+		Nodes:         f.nodes,
 		ClusterID:     f.clusterID,
 		Props:         make(map[string]string),
+	}
+	if f.nodes < 1 {
+		return cfg, fmt.Errorf("--nodes %d: want at least 1", f.nodes)
 	}
 	if f.testAPI && f.http == "" {
 		return cfg, fmt.Errorf("--enable-test-api needs the HTTP server: --http is empty")

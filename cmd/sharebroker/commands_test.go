@@ -15,6 +15,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/internal/rawconn"
 )
 
 // When the test binary is started with this variable set it runs main, so
@@ -71,6 +73,8 @@ func TestBadFlagsFailNamingThem(t *testing.T) {
 		{"advertised listener unknown", []string{"--advertised-listeners", "OTHER://x:1"}, "advertised.listeners"},
 		{"negative node id", []string{"--node-id", "-1"}, "node ID"},
 		{"unknown flag", []string{"--no-such-flag"}, "--no-such-flag"},
+		{"no nodes", []string{"--nodes", "0"}, "--nodes"},
+		{"node ports past 65535", []string{"--listen", "127.0.0.1:65535", "--nodes", "2"}, "65535"},
 		{"share session timeout not above heartbeat", []string{"--config", "group.share.session.timeout.ms=1000"}, "group.share"},
 		{"share property out of range", []string{"--config", "group.share.delivery.count.limit=11"}, "group.share.delivery.count.limit"},
 		{"test API without HTTP", []string{"--enable-test-api", "--http", ""}, "--enable-test-api"},
@@ -183,5 +187,19 @@ func TestProcessExitCodes(t *testing.T) {
 	}
 	if !strings.Contains(stderr.String(), "no.such.property") {
 		t.Fatalf("stderr %q does not name the property", stderr.String())
+	}
+}
+
+// `serve --nodes 3` runs three nodes in the process: Metadata through the
+// first lists all three, each on a port of its own.
+func TestServeNodes(t *testing.T) {
+	_, addr := startProcess(t, "serve", "--listen", "127.0.0.1:0", "--nodes", "3")
+	brokers := rawconn.Dial(t, addr).Request(&kmsg.MetadataRequest{Version: 12}).(*kmsg.MetadataResponse).Brokers
+	ports := map[int32]bool{}
+	for i, b := range brokers {
+		ports[b.Port] = b.NodeID == int32(i)
+	}
+	if len(brokers) != 3 || len(ports) != 3 || !ports[brokers[2].Port] {
+		t.Fatalf("brokers %+v: want nodes 0, 1, 2 on ports of their own", brokers)
 	}
 }

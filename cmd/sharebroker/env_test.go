@@ -153,3 +153,25 @@ func TestHealthcheckExitStatus(t *testing.T) {
 		t.Fatalf("healthcheck of nothing: want exit status 1, got %v", err)
 	}
 }
+
+// --nodes and SHAREBROKER_NODES set Config.Nodes; the flag wins, and the
+// default is one node.
+func TestNodesFlagAndEnv(t *testing.T) {
+	for _, tc := range []struct {
+		args, environ []string
+		want          int
+	}{
+		{nil, nil, 1},
+		{[]string{"--nodes", "3"}, nil, 3},
+		{nil, []string{"SHAREBROKER_NODES=4"}, 4},
+		{[]string{"--nodes", "2"}, []string{"SHAREBROKER_NODES=4"}, 2},
+	} {
+		cfg, err := configFrom(t, tc.args, tc.environ)
+		if err != nil || cfg.Nodes != tc.want {
+			t.Fatalf("%v %v: nodes %d, %v; want %d", tc.args, tc.environ, cfg.Nodes, err, tc.want)
+		}
+	}
+	if _, err := configFrom(t, []string{"--nodes", "0"}, nil); err == nil || !strings.Contains(err.Error(), "--nodes") {
+		t.Fatalf("--nodes 0: %v", err)
+	}
+}

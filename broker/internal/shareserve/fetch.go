@@ -47,6 +47,7 @@ type Fetch struct {
 	readCommitted bool
 	answers       map[TopicPartition]*Answer
 	acked         []TopicPartition
+	refused       bool
 
 	// Set by Plan.
 	order []SessionPartition
@@ -101,6 +102,23 @@ func (f *Fetch) Acknowledge(tp TopicPartition, version int16, isRenewAck bool, b
 	a.AckErr = f.s.Acknowledge(f.key, tp, version, isRenewAck, batches, now)
 	f.acked = append(f.acked, tp)
 }
+
+// Refuse answers tp with err without acknowledging or acquiring: the
+// broker's own reasons (another node leads tp). Plan must not be given tp;
+// acknowledgements it carries are refused with the same error.
+func (f *Fetch) Refuse(tp TopicPartition, err error, acked bool) {
+	a := f.answer(tp)
+	a.Err = err
+	if acked {
+		a.Acked, a.AckErr = true, err
+		f.acked = append(f.acked, tp)
+	}
+	f.refused = true
+}
+
+// Refused reports whether any partition was refused: the request then
+// answers without waiting, as for any partition error.
+func (f *Fetch) Refused() bool { return f.refused }
 
 // Acked returns the partitions that carried acknowledgements, in request
 // order; they always appear in the answer.

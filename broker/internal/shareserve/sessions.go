@@ -24,9 +24,12 @@ var (
 	ErrShareSessionLimit        = errors.New("share session limit reached")
 )
 
-// SessionKey identifies a session: one per (group, member) per broker.
+// SessionKey identifies a session: one per (group, member) per node, as
+// each broker of a Kafka cluster keeps its own share sessions and a member
+// fetches from every leader of its partitions.
 type SessionKey struct {
 	Group, Member string
+	Node          int32
 }
 
 // TopicPartition names a partition by topic ID, as share requests do.

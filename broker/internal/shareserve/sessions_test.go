@@ -19,7 +19,7 @@ func partitionsOf(parts []SessionPartition) []int32 {
 
 // Rules of share-groups.md §2.4, one case each.
 func TestShareSessionRules(t *testing.T) {
-	key := SessionKey{"g", "m"}
+	key := SessionKey{Group: "g", Member: "m"}
 	c1, c2 := new(int), new(int) // two connections
 
 	t.Run("open holds exactly the request's partitions, all marked", func(t *testing.T) {
@@ -50,7 +50,7 @@ func TestShareSessionRules(t *testing.T) {
 		if _, err := s.Advance(key, 1, nil, nil); !errors.Is(err, ErrInvalidShareSessionEpoch) {
 			t.Fatalf("epoch 1 again: %v", err)
 		}
-		if _, err := s.Advance(SessionKey{"g", "other"}, 1, nil, nil); !errors.Is(err, ErrShareSessionNotFound) {
+		if _, err := s.Advance(SessionKey{Group: "g", Member: "other"}, 1, nil, nil); !errors.Is(err, ErrShareSessionNotFound) {
 			t.Fatalf("unknown member: %v", err)
 		}
 	})
@@ -95,7 +95,7 @@ func TestShareSessionRules(t *testing.T) {
 		if err != nil || !slices.Equal(partitionsOf(parts), []int32{3}) {
 			t.Fatalf("reopen: %v %v", parts, err)
 		}
-		if _, err := s.Open(SessionKey{"g", "m2"}, c1, nil); !errors.Is(err, ErrShareSessionLimit) {
+		if _, err := s.Open(SessionKey{Group: "g", Member: "m2"}, c1, nil); !errors.Is(err, ErrShareSessionLimit) {
 			t.Fatalf("a second session beyond the limit: %v", err)
 		}
 	})
@@ -134,7 +134,7 @@ func TestShareSessionRules(t *testing.T) {
 	t.Run("a closed connection ends only the sessions it opened", func(t *testing.T) {
 		s := newSessions(10)
 		s.Open(key, c1, []TopicPartition{tp(0)})
-		other := SessionKey{"g", "m2"}
+		other := SessionKey{Group: "g", Member: "m2"}
 		s.Open(other, c1, []TopicPartition{tp(1)})
 		s.Open(other, c2, []TopicPartition{tp(2)}) // reopened elsewhere
 		closed := s.closedOwner(c1)

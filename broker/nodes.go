@@ -1,0 +1,324 @@
+package broker
+
+// A cluster in one process (docs/cluster-rules.md): Config.Nodes nodes
+// share one store, one set of group and transaction coordinators and one
+// HTTP server; each has its own listeners. The cluster package says which
+// node leads each partition and coordinates each key; this file translates
+// its answers for the handlers and for /v1/cluster.
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
+	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+// endpoint is the advertised address of one node's listener.
+type endpoint struct {
+	host string
+	port int32
+}
+
+// nodeEndpoint returns the advertised address of node's listener at
+// index (the listener of the same name as index's on another node).
+func (b *Broker) nodeEndpoint(node int32, index int) endpoint {
+	eps := *b.endpoints.Load()
+	return eps[node-b.cfg.NodeID][index]
+}
+
+// leadership returns who leads partition p of topic t. A partition is
+// placed the first time it is asked about: placement depends only on the
+// topic's name and the partition's index, so every path that creates a
+// topic or adds partitions gets the same answer without telling the
+// cluster.
+func (b *Broker) leadership(t *storage.Topic, p int32) cluster.Leadership {
+	if l, ok := b.cluster.Leader(t.Name, p); ok {
+		return l
+	}
+	b.cluster.AddPartitions(t.Name, 0, int32(len(t.Partitions())))
+	l, ok := b.cluster.Leader(t.Name, p)
+	if !ok { // p is not a partition of t: no one leads it
+		return cluster.Leadership{Leader: -1, Epoch: -1}
+	}
+	return l
+}
+
+// forgetTopic drops a deleted topic's placement, so a topic created later
+// with the same name starts again at leader epoch 0.
+func (b *Broker) forgetTopic(name string) { b.cluster.RemoveTopic(name) }
+
+// ClusterJSON is GET /v1/cluster and Broker.Cluster: the nodes, every
+// partition's leader and every known group's and transactional ID's
+// coordinator.
+type ClusterJSON struct {
+	Nodes        []NodeJSON        `json:"nodes"`
+	Partitions   []LeadershipJSON  `json:"partitions"`
+	Coordinators []CoordinatorJSON `json:"coordinators"`
+}
+
+// NodeJSON is one node: its ID, the advertised host:port of its first
+// listener, and whether it is up.
+type NodeJSON struct {
+	ID   int32  `json:"id"`
+	Addr string `json:"addr"`
+	Up   bool   `json:"up"`
+}
+
+// LeadershipJSON is one partition's leader and leader epoch.
+type LeadershipJSON struct {
+	Topic       string `json:"topic"`
+	Partition   int32  `json:"partition"`
+	Leader      int32  `json:"leader"`
+	LeaderEpoch int32  `json:"leader_epoch"`
+}
+
+// CoordinatorJSON is the node coordinating one group (type "group") or
+// transactional ID (type "transaction").
+type CoordinatorJSON struct {
+	Key  string `json:"key"`
+	Type string `json:"type"`
+	Node int32  `json:"node"`
+}
+
+// Cluster returns the cluster as /v1/cluster shows it. Node addresses are
+// empty before Start.
+func (b *Broker) Cluster() ClusterJSON {
+	out := ClusterJSON{Nodes: []NodeJSON{}, Partitions: []LeadershipJSON{}, Coordinators: []CoordinatorJSON{}}
+	eps := b.endpoints.Load()
+	for i, n := range b.cluster.Nodes() {
+		nj := NodeJSON{ID: n.ID, Up: n.Up}
+		if eps != nil {
+			e := (*eps)[i][0]
+			nj.Addr = net.JoinHostPort(e.host, strconv.Itoa(int(e.port)))
+		}
+		out.Nodes = append(out.Nodes, nj)
+	}
+	topics := b.store.Topics() // sorted by name
+	for _, t := range topics {
+		for _, p := range t.Partitions() {
+			l := b.leadership(t, p.Index)
+			out.Partitions = append(out.Partitions, LeadershipJSON{Topic: t.Name, Partition: p.Index, Leader: l.Leader, LeaderEpoch: l.Epoch})
+		}
+	}
+	var groups []string
+	for _, g := range b.classicGroups.List() {
+		groups = append(groups, g.GroupID)
+	}
+	for _, g := range b.consumerGroups.List() {
+		groups = append(groups, g.GroupID)
+	}
+	for _, g := range b.shareGroups.List() {
+		groups = append(groups, g.GroupID)
+	}
+	slices.Sort(groups)
+	for _, g := range slices.Compact(groups) {
+		out.Coordinators = append(out.Coordinators, CoordinatorJSON{Key: g, Type: cluster.Group.String(), Node: b.cluster.Coordinator(cluster.Group, g)})
+	}
+	var ids []string
+	for _, d := range b.txns.List() {
+		ids = append(ids, d.TransactionalID)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		out.Coordinators = append(out.Coordinators, CoordinatorJSON{Key: id, Type: cluster.Transaction.String(), Node: b.cluster.Coordinator(cluster.Transaction, id)})
+	}
+	return out
+}
+
+// NodeAddrs returns the address each node's first listener is bound to,
+// in node ID order, or nil before Start.
+func (b *Broker) NodeAddrs() []net.Addr {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []net.Addr
+	for _, l := range b.listeners {
+		if l.index == 0 {
+			out = append(out, l.ln.Addr())
+		}
+	}
+	return out
+}
+
+func (b *Broker) serveCluster(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, b.Cluster())
+}
+
+// NodeListenerAddr returns the address node id's listener named name is
+// bound to, or nil before Start or for no such node or listener.
+func (b *Broker) NodeListenerAddr(id int32, name string) net.Addr {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, l := range b.listeners {
+		if l.node == id && l.name == name {
+			return l.ln.Addr()
+		}
+	}
+	return nil
+}
+
+// noEpoch is a CurrentLeaderEpoch of -1: the client does not know the
+// epoch, so none is checked (Kafka's RecordBatch.NO_PARTITION_LEADER_EPOCH).
+const noEpoch = -1
+
+// checkLeader is what node (the node of the connection) answers for
+// partition p of t before it reads or writes it (docs/cluster-rules.md
+// epoch-check, not-leader): the client's current leader epoch, unless -1,
+// must be the partition's (older is FENCED_LEADER_EPOCH, newer
+// UNKNOWN_LEADER_EPOCH); then node must lead the partition, else
+// NOT_LEADER_OR_FOLLOWER. The epoch comes first, as in Kafka's
+// Partition.getLocalLog. It returns 0 when node may serve it, and the
+// partition's leadership either way.
+func (b *Broker) checkLeader(node int32, t *storage.Topic, p int32, currentEpoch int32) (cluster.Leadership, int16) {
+	l := cluster.Leadership{Leader: b.cfg.NodeID}
+	if b.cfg.Nodes > 1 || b.leadersMoved.Load() {
+		l = b.leadership(t, p)
+	} else if t.Partition(p) == nil {
+		l = cluster.Leadership{Leader: -1, Epoch: -1}
+	}
+	switch {
+	case currentEpoch != noEpoch && currentEpoch < l.Epoch:
+		return l, kerr.FencedLeaderEpoch.Code
+	case currentEpoch != noEpoch && currentEpoch > l.Epoch:
+		return l, kerr.UnknownLeaderEpoch.Code
+	case l.Leader != node:
+		return l, kerr.NotLeaderForPartition.Code
+	}
+	return l, 0
+}
+
+// leaderEndpoints collects the NodeEndpoints of a KIP-951 answer: the
+// leaders named in partitions' CurrentLeader, at their listener of the
+// connection's listener name, each once, in node order.
+type leaderEndpoints struct {
+	b     *Broker
+	index int // the connection's listener
+	nodes []int32
+}
+
+// add notes leader's endpoint; a leader of -1 (none) is not listed.
+func (e *leaderEndpoints) add(leader int32) {
+	if leader >= 0 && !slices.Contains(e.nodes, leader) {
+		e.nodes = append(e.nodes, leader)
+	}
+}
+
+// each calls fn with every noted node and its endpoint, in node order.
+func (e *leaderEndpoints) each(fn func(node int32, ep endpoint)) {
+	slices.Sort(e.nodes)
+	for _, n := range e.nodes {
+		fn(n, e.b.nodeEndpoint(n, e.index))
+	}
+}
+
+// shareLeadership checks, for one ShareFetch or ShareAcknowledge, that the
+// connection's node leads each partition it is asked to serve, and keeps
+// the leaders of those it refuses for the answer (KIP-951).
+type shareLeadership struct {
+	b         *Broker
+	node      int32
+	refused   map[shareserve.TopicPartition]cluster.Leadership
+	endpoints leaderEndpoints
+}
+
+func newShareLeadership(b *Broker, c *conn) *shareLeadership {
+	return &shareLeadership{b: b, node: c.node(), endpoints: leaderEndpoints{b: b, index: c.listenerIndex()}}
+}
+
+// check returns errNotLeader when another node leads tp. A topic or
+// partition that does not exist passes: shareserve answers it. A single
+// node leads everything, so it checks nothing.
+func (s *shareLeadership) check(tp shareserve.TopicPartition) error {
+	if s.b.cfg.Nodes == 1 {
+		return nil
+	}
+	if l, ok := s.refused[tp]; ok {
+		return notLeaderErr(tp, l)
+	}
+	t := s.b.store.TopicByID(tp.TopicID)
+	if t == nil || t.Partition(tp.Partition) == nil {
+		return nil
+	}
+	l, code := s.b.checkLeader(s.node, t, tp.Partition, noEpoch)
+	if code == 0 {
+		return nil
+	}
+	if s.refused == nil {
+		s.refused = make(map[shareserve.TopicPartition]cluster.Leadership)
+	}
+	s.refused[tp] = l
+	s.endpoints.add(l.Leader)
+	return notLeaderErr(tp, l)
+}
+
+func notLeaderErr(tp shareserve.TopicPartition, l cluster.Leadership) error {
+	return fmt.Errorf("%w: partition %d of topic %x is led by node %d", errNotLeader, tp.Partition, tp.TopicID[:], l.Leader)
+}
+
+// node is the ID of the node the connection came to. A connection made
+// without a listener (the fuzz targets call handlers directly) is the
+// first node's.
+func (c *conn) node() int32 {
+	if c.l == nil {
+		return c.b.cfg.NodeID
+	}
+	return c.l.node
+}
+
+// listenerIndex is the index of the connection's listener in the config,
+// 0 without one.
+func (c *conn) listenerIndex() int {
+	if c.l == nil {
+		return 0
+	}
+	return c.l.index
+}
+
+// MoveLeader makes node lead partition p of topic at the next leader
+// epoch, as a leader election does: from then on the other nodes answer
+// NOT_LEADER_OR_FOLLOWER for it, clients with the old epoch are fenced,
+// and the new epoch starts at the log end offset in the partition's
+// leader-epoch history, so OffsetForLeaderEpoch tells where the old one
+// ended. Moving a partition to its own leader still raises the epoch.
+func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadership, error) {
+	t := b.store.Topic(topic)
+	if t == nil || t.Partition(p) == nil {
+		return cluster.Leadership{}, fmt.Errorf("%w: %s-%d", cluster.ErrUnknownPartition, topic, p)
+	}
+	b.leadership(t, p) // placed before it moves
+	b.leadersMoved.Store(true)
+	l, err := b.cluster.MoveLeader(topic, p, node)
+	if err != nil {
+		return l, err
+	}
+	t.Partition(p).SetLeaderEpoch(l.Epoch)
+	b.log.Info("leader moved", attrTopic, topic, attrPartition, p, "leader", l.Leader, "leader_epoch", l.Epoch)
+	return l, nil
+}
+
+// notCoordinator returns an error coded NOT_COORDINATOR when another node
+// coordinates key (docs/cluster-rules.md not-coordinator). An empty key
+// passes: the handler answers it as a single broker does
+// (INVALID_GROUP_ID and the like), as Kafka validates before it routes.
+func (b *Broker) notCoordinator(c *conn, typ cluster.CoordinatorType, key string) error {
+	if b.cfg.Nodes == 1 || key == "" {
+		return nil
+	}
+	if node := b.cluster.Coordinator(typ, key); node != c.node() {
+		return fmt.Errorf("%w: %s %q is coordinated by node %d", errNotCoordinator, typ, key, node)
+	}
+	return nil
+}
+
+// coordinates reports whether the connection's node coordinates key: what
+// ListGroups and ListTransactions list, as each Kafka broker lists only
+// its own.
+func (b *Broker) coordinates(c *conn, typ cluster.CoordinatorType, key string) bool {
+	return b.cfg.Nodes == 1 || b.cluster.Coordinator(typ, key) == c.node()
+}

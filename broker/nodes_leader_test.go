@@ -1,0 +1,366 @@
+package broker_test
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/internal/batchtest"
+	"github.com/sharebroker/sharebroker/internal/rawconn"
+)
+
+// leaderSetup is a 3-node broker with topic "t" of 3 partitions, one led
+// by each node, and a connection on each node's OTHER listener.
+type leaderSetup struct {
+	b     *broker.Broker
+	model *cluster.Cluster
+	conns map[int32]*rawconn.Conn
+	id    [16]byte
+}
+
+func newLeaderSetup(t *testing.T) *leaderSetup {
+	t.Helper()
+	b, model := startNodes(t, 3)
+	s := &leaderSetup{b: b, model: model, conns: map[int32]*rawconn.Conn{}}
+	for id := int32(5); id < 8; id++ {
+		s.conns[id] = rawconn.Dial(t, nodeListenerAddr(t, b, id, "OTHER"))
+	}
+	createTopicRaw(t, s.conns[5], "t", 3)
+	model.AddPartitions("t", 0, 3)
+	req := kmsg.NewPtrMetadataRequest()
+	req.Version = 12
+	rt := kmsg.NewMetadataRequestTopic()
+	rt.Topic = kmsg.StringPtr("t")
+	req.Topics = append(req.Topics, rt)
+	s.id = s.conns[5].Request(req).(*kmsg.MetadataResponse).Topics[0].TopicID
+	return s
+}
+
+// leader is the node leading partition p; follower one that does not.
+func (s *leaderSetup) leader(p int32) int32 {
+	l, _ := s.model.Leader("t", p)
+	return l.Leader
+}
+
+func (s *leaderSetup) follower(p int32) int32 {
+	return 5 + (s.leader(p)-5+1)%3
+}
+
+func (s *leaderSetup) produce(t *testing.T, node int32, version int16, p int32, n int) *kmsg.ProduceResponse {
+	t.Helper()
+	req := kmsg.NewPtrProduceRequest()
+	req.Version = version
+	req.Acks, req.TimeoutMillis = -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic, rt.TopicID = "t", s.id
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Partition = p
+	rp.Records = batchtest.Plain(n).Build()
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	return s.conns[node].Request(req).(*kmsg.ProduceResponse)
+}
+
+func (s *leaderSetup) fetch(t *testing.T, node int32, version int16, epoch int32, parts ...int32) *kmsg.FetchResponse {
+	t.Helper()
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = version
+	req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 1<<20, 0, 0
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic, rt.TopicID = "t", s.id
+	for _, p := range parts {
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = p, 1<<20, epoch
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	return s.conns[node].Request(req).(*kmsg.FetchResponse)
+}
+
+// wantEndpoint checks that endpoints (NodeID, Host, Port triples) list
+// exactly leader, at its OTHER listener.
+func (s *leaderSetup) wantEndpoint(t *testing.T, leader int32, ids []int32, hosts []string, ports []int32) {
+	t.Helper()
+	host, port := splitAddr(t, nodeListenerAddr(t, s.b, leader, "OTHER"))
+	if len(ids) != 1 || ids[0] != leader || hosts[0] != host || ports[0] != port {
+		t.Fatalf("node endpoints %v %v %v, want node %d at %s:%d", ids, hosts, ports, leader, host, port)
+	}
+}
+
+// Rule: not-leader (docs/cluster-rules.md): Produce to a node that does
+// not lead the partition answers NOT_LEADER_OR_FOLLOWER; from v10
+// (KIP-951) with the current leader and its endpoint at the listener the
+// request came on.
+func TestNodesProduceNotLeader(t *testing.T) {
+	s := newLeaderSetup(t)
+	f := s.follower(0)
+	old := s.produce(t, f, 9, 0, 1).Topics[0].Partitions[0]
+	if old.ErrorCode != kerr.NotLeaderForPartition.Code || old.BaseOffset != -1 {
+		t.Fatalf("v9 on a follower: %+v", old)
+	}
+	resp := s.produce(t, f, 10, 0, 1)
+	p := resp.Topics[0].Partitions[0]
+	if p.ErrorCode != kerr.NotLeaderForPartition.Code || p.CurrentLeader.LeaderID != s.leader(0) || p.CurrentLeader.LeaderEpoch != 0 || p.ErrorMessage != nil {
+		t.Fatalf("v10 on a follower: %+v", p)
+	}
+	var ids, ports []int32
+	var hosts []string
+	for _, n := range resp.Brokers {
+		ids, hosts, ports = append(ids, n.NodeID), append(hosts, n.Host), append(ports, n.Port)
+	}
+	s.wantEndpoint(t, s.leader(0), ids, hosts, ports)
+	if p := s.produce(t, s.leader(0), 10, 0, 2).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.BaseOffset != 0 || p.CurrentLeader.LeaderID != -1 {
+		t.Fatalf("on the leader: %+v", p)
+	}
+}
+
+// Rule: not-leader, epoch-check: Fetch from a follower answers
+// NOT_LEADER_OR_FOLLOWER, with CurrentLeader and NodeEndpoints from v16;
+// the answer still carries the records of a partition the node leads
+// (the spliced encoder falls back to kmsg for the tagged fields).
+func TestNodesFetchNotLeaderAndEpochs(t *testing.T) {
+	s := newLeaderSetup(t)
+	for p := range int32(3) {
+		if r := s.produce(t, s.leader(p), 10, p, 2).Topics[0].Partitions[0]; r.ErrorCode != 0 {
+			t.Fatalf("produce %d: %+v", p, r)
+		}
+	}
+	node := s.leader(0)
+	other := int32(-1)
+	for p := int32(1); p < 3; p++ {
+		if s.leader(p) != node {
+			other = p
+		}
+	}
+	resp := s.fetch(t, node, 16, -1, 0, other)
+	ps := resp.Topics[0].Partitions
+	if ps[0].ErrorCode != 0 || len(ps[0].RecordBatches) == 0 || ps[0].HighWatermark != 2 || ps[0].CurrentLeader.LeaderID != -1 {
+		t.Fatalf("led partition: %+v", ps[0])
+	}
+	if ps[1].ErrorCode != kerr.NotLeaderForPartition.Code || ps[1].CurrentLeader.LeaderID != s.leader(other) || ps[1].CurrentLeader.LeaderEpoch != 0 || len(ps[1].RecordBatches) != 0 || ps[1].RecordBatches == nil {
+		t.Fatalf("partition %d led elsewhere: %+v", other, ps[1])
+	}
+	var ids, ports []int32
+	var hosts []string
+	for _, n := range resp.Brokers {
+		ids, hosts, ports = append(ids, n.NodeID), append(hosts, n.Host), append(ports, n.Port)
+	}
+	s.wantEndpoint(t, s.leader(other), ids, hosts, ports)
+	if old := s.fetch(t, node, 15, -1, other).Topics[0].Partitions[0]; old.ErrorCode != kerr.NotLeaderForPartition.Code || old.CurrentLeader.LeaderID != -1 {
+		t.Fatalf("v15: %+v", old)
+	}
+
+	// The epoch: move partition 0's leader twice (epoch 2), then ask with
+	// older, newer, the current and no epoch.
+	next := s.follower(0)
+	if _, err := s.b.MoveLeader("t", 0, next); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := s.b.MoveLeader("t", 0, next); err != nil || l.Epoch != 2 || l.Leader != next {
+		t.Fatalf("move: %+v %v", l, err)
+	}
+	for _, tc := range []struct {
+		node  int32
+		epoch int32
+		want  int16
+	}{
+		{next, 1, kerr.FencedLeaderEpoch.Code},
+		{next, 3, kerr.UnknownLeaderEpoch.Code},
+		{next, 2, 0},
+		{next, -1, 0},
+		{node, 2, kerr.NotLeaderForPartition.Code},
+		{node, 1, kerr.FencedLeaderEpoch.Code}, // the epoch is checked first, as Kafka's Partition.getLocalLog
+	} {
+		p := s.fetch(t, tc.node, 16, tc.epoch, 0).Topics[0].Partitions[0]
+		if p.ErrorCode != tc.want {
+			t.Fatalf("node %d epoch %d: error %d, want %d", tc.node, tc.epoch, p.ErrorCode, tc.want)
+		}
+		wantLeader := int32(-1)
+		if tc.want == kerr.FencedLeaderEpoch.Code || tc.want == kerr.NotLeaderForPartition.Code {
+			wantLeader = next
+		}
+		if p.CurrentLeader.LeaderID != wantLeader || (wantLeader >= 0 && p.CurrentLeader.LeaderEpoch != 2) {
+			t.Fatalf("node %d epoch %d: current leader %+v", tc.node, tc.epoch, p.CurrentLeader)
+		}
+	}
+}
+
+// Rule: epoch-stamp, epoch-history: batches carry the leader epoch they
+// were appended in, ListOffsets and OffsetForLeaderEpoch answer from the
+// history, and both check the current epoch and the leader.
+func TestNodesEpochHistoryOverTheWire(t *testing.T) {
+	s := newLeaderSetup(t)
+	first := s.leader(0)
+	s.produce(t, first, 10, 0, 3) // epoch 0: 0-2
+	next := s.follower(0)
+	if _, err := s.b.MoveLeader("t", 0, next); err != nil { // epoch 1 from 3, no records
+		t.Fatal(err)
+	}
+	if _, err := s.b.MoveLeader("t", 0, first); err != nil { // epoch 2 from 3
+		t.Fatal(err)
+	}
+	s.produce(t, first, 10, 0, 2) // epoch 2: 3-4
+
+	resp := s.fetch(t, first, 16, 2, 0)
+	var epochs []int32
+	for rec := resp.Topics[0].Partitions[0].RecordBatches; len(rec) > 0; {
+		epochs = append(epochs, int32(binary.BigEndian.Uint32(rec[12:])))
+		rec = rec[12+binary.BigEndian.Uint32(rec[8:]):]
+	}
+	if len(epochs) != 2 || epochs[0] != 0 || epochs[1] != 2 {
+		t.Fatalf("stamped leader epochs %v, want [0 2]", epochs)
+	}
+
+	ofe := func(node, current, epoch int32) kmsg.OffsetForLeaderEpochResponseTopicPartition {
+		req := &kmsg.OffsetForLeaderEpochRequest{Version: 4, ReplicaID: -1, Topics: []kmsg.OffsetForLeaderEpochRequestTopic{
+			{Topic: "t", Partitions: []kmsg.OffsetForLeaderEpochRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: current, LeaderEpoch: epoch}}},
+		}}
+		return s.conns[node].Request(req).(*kmsg.OffsetForLeaderEpochResponse).Topics[0].Partitions[0]
+	}
+	for _, tc := range []struct {
+		node, current, epoch int32
+		code                 int16
+		wantEpoch            int32
+		wantEnd              int64
+	}{
+		{first, 2, 0, 0, 0, 3},
+		{first, 2, 1, 0, 0, 3}, // no records in 1: the epoch below, ending where 2 starts
+		{first, -1, 2, 0, 2, 5},
+		{first, 2, 3, 0, -1, -1},
+		{first, -1, -1, 0, -1, -1},
+		{first, 1, 0, kerr.FencedLeaderEpoch.Code, -1, -1},
+		{first, 3, 0, kerr.UnknownLeaderEpoch.Code, -1, -1},
+		{next, -1, 0, kerr.NotLeaderForPartition.Code, -1, -1},
+	} {
+		p := ofe(tc.node, tc.current, tc.epoch)
+		if p.ErrorCode != tc.code || p.LeaderEpoch != tc.wantEpoch || p.EndOffset != tc.wantEnd {
+			t.Errorf("node %d current %d epoch %d: %+v, want code %d epoch %d end %d", tc.node, tc.current, tc.epoch, p, tc.code, tc.wantEpoch, tc.wantEnd)
+		}
+	}
+
+	lo := func(node, current int32, ts int64) kmsg.ListOffsetsResponseTopicPartition {
+		req := &kmsg.ListOffsetsRequest{Version: 7, ReplicaID: -1, Topics: []kmsg.ListOffsetsRequestTopic{
+			{Topic: "t", Partitions: []kmsg.ListOffsetsRequestTopicPartition{{Partition: 0, CurrentLeaderEpoch: current, Timestamp: ts, MaxNumOffsets: 1}}},
+		}}
+		return s.conns[node].Request(req).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+	}
+	if p := lo(first, 2, -1); p.ErrorCode != 0 || p.Offset != 5 || p.LeaderEpoch != 2 {
+		t.Errorf("latest: %+v", p)
+	}
+	if p := lo(first, -1, -2); p.ErrorCode != 0 || p.Offset != 0 || p.LeaderEpoch != 0 {
+		t.Errorf("earliest: %+v", p)
+	}
+	if p := lo(first, 0, -1); p.ErrorCode != kerr.FencedLeaderEpoch.Code || p.Offset != -1 {
+		t.Errorf("old epoch: %+v", p)
+	}
+	if p := lo(first, 7, -1); p.ErrorCode != kerr.UnknownLeaderEpoch.Code {
+		t.Errorf("new epoch: %+v", p)
+	}
+	if p := lo(next, -1, -1); p.ErrorCode != kerr.NotLeaderForPartition.Code || p.LeaderEpoch != -1 {
+		t.Errorf("follower: %+v", p)
+	}
+
+	dr := &kmsg.DeleteRecordsRequest{Version: 2, TimeoutMillis: 5000, Topics: []kmsg.DeleteRecordsRequestTopic{
+		{Topic: "t", Partitions: []kmsg.DeleteRecordsRequestTopicPartition{{Partition: 0, Offset: 1}}},
+	}}
+	if p := s.conns[next].Request(dr).(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code || p.LowWatermark != -1 {
+		t.Errorf("delete records on a follower: %+v", p)
+	}
+	if p := s.conns[first].Request(dr).(*kmsg.DeleteRecordsResponse).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.LowWatermark != 1 {
+		t.Errorf("delete records on the leader: %+v", p)
+	}
+}
+
+// Rule: not-leader: ShareFetch and ShareAcknowledge answer a partition
+// another node leads with NOT_LEADER_OR_FOLLOWER, its CurrentLeader and
+// the leader's NodeEndpoints; acknowledgements there are refused, and the
+// node's own partitions are served in the same request.
+func TestNodesShareNotLeader(t *testing.T) {
+	s := newLeaderSetup(t)
+	node := s.leader(0)
+	other := int32(-1)
+	for p := int32(1); p < 3; p++ {
+		if s.leader(p) != node {
+			other = p
+		}
+	}
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version = 1
+	req.GroupID, req.MemberID = kmsg.StringPtr("sg"), kmsg.StringPtr("member-0000000000000000000001")
+	req.ShareSessionEpoch, req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 0, 0, 1, 1<<20, 100, 100
+	rt := kmsg.NewShareFetchRequestTopic()
+	rt.TopicID = s.id
+	for _, p := range []int32{0, other} {
+		rp := kmsg.NewShareFetchRequestTopicPartition()
+		rp.Partition = p
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	req.Topics = append(req.Topics, rt)
+	// The first fetch makes the share partitions, at the log end
+	// (share.auto.offset.reset=latest); the records come after it.
+	resp := s.conns[node].Request(req).(*kmsg.ShareFetchResponse)
+	s.produce(t, node, 10, 0, 1)
+	s.produce(t, s.leader(other), 10, other, 1)
+	req.ShareSessionEpoch, req.Topics = 1, nil
+	resp2 := s.conns[node].Request(req).(*kmsg.ShareFetchResponse)
+	if resp2.ErrorCode != 0 || len(resp2.Topics) != 1 || len(resp2.Topics[0].Partitions) == 0 {
+		t.Fatalf("second share fetch: %+v", resp2)
+	}
+	if p := resp2.Topics[0].Partitions[0]; p.Partition != 0 || p.ErrorCode != 0 || len(p.AcquiredRecords) != 1 {
+		t.Fatalf("second share fetch, led partition: %+v", p)
+	}
+	if resp.ErrorCode != 0 || len(resp.Topics) != 1 {
+		t.Fatalf("share fetch: %+v", resp)
+	}
+	byPart := map[int32]kmsg.ShareFetchResponseTopicPartition{}
+	for _, p := range resp.Topics[0].Partitions {
+		byPart[p.Partition] = p
+	}
+	if p := byPart[0]; p.ErrorCode != 0 {
+		t.Fatalf("led partition: %+v", p)
+	}
+	if p := byPart[other]; p.ErrorCode != kerr.NotLeaderForPartition.Code || p.CurrentLeader.LeaderID != s.leader(other) || p.CurrentLeader.LeaderEpoch != 0 || len(p.AcquiredRecords) != 0 {
+		t.Fatalf("partition led elsewhere: %+v", p)
+	}
+	var ids, ports []int32
+	var hosts []string
+	for _, n := range resp.NodeEndpoints {
+		ids, hosts, ports = append(ids, n.NodeID), append(hosts, n.Host), append(ports, n.Port)
+	}
+	s.wantEndpoint(t, s.leader(other), ids, hosts, ports)
+
+	ack := kmsg.NewPtrShareAcknowledgeRequest()
+	ack.Version = 1
+	ack.GroupID, ack.MemberID, ack.ShareSessionEpoch = req.GroupID, req.MemberID, 2
+	at := kmsg.NewShareAcknowledgeRequestTopic()
+	at.TopicID = s.id
+	for _, p := range []int32{0, other} {
+		ap := kmsg.NewShareAcknowledgeRequestTopicPartition()
+		ap.Partition = p
+		b := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+		b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = 0, 0, []int8{1}
+		ap.AcknowledgementBatches = append(ap.AcknowledgementBatches, b)
+		at.Partitions = append(at.Partitions, ap)
+	}
+	ack.Topics = append(ack.Topics, at)
+	aresp := s.conns[node].Request(ack).(*kmsg.ShareAcknowledgeResponse)
+	if aresp.ErrorCode != 0 {
+		t.Fatalf("share acknowledge: %+v", aresp)
+	}
+	aps := aresp.Topics[0].Partitions
+	if aps[0].ErrorCode != 0 {
+		t.Fatalf("ack on the leader: %+v", aps[0])
+	}
+	if aps[1].ErrorCode != kerr.NotLeaderForPartition.Code || aps[1].CurrentLeader.LeaderID != s.leader(other) {
+		t.Fatalf("ack elsewhere: %+v", aps[1])
+	}
+	ids, hosts, ports = nil, nil, nil
+	for _, n := range aresp.NodeEndpoints {
+		ids, hosts, ports = append(ids, n.NodeID), append(hosts, n.Host), append(ports, n.Port)
+	}
+	s.wantEndpoint(t, s.leader(other), ids, hosts, ports)
+}
