@@ -24,6 +24,7 @@ package broker
 
 import (
 	"errors"
+	"slices"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -154,6 +155,20 @@ func (b *Broker) replicaSets() replicaSets {
 	return rs
 }
 
+// inReplicaOrder returns a partition's replicas, in-sync replicas and
+// offline replicas in the order of its replica list (docs/cluster.md
+// replica-order, metadata-partition).
+func (rs replicaSets) inReplicaOrder(replicas []int32) (all, isr, offline []int32) {
+	for _, id := range replicas {
+		if slices.Contains(rs.offline, id) {
+			offline = append(offline, id)
+		} else {
+			isr = append(isr, id)
+		}
+	}
+	return replicas, isr, offline
+}
+
 func (b *Broker) metadataTopic(t *storage.Topic, rs replicaSets) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	name := t.Name
@@ -165,6 +180,9 @@ func (b *Broker) metadataTopic(t *storage.Topic, rs replicaSets) kmsg.MetadataRe
 		lead := b.leadership(t, p.Index)
 		mp.Leader, mp.LeaderEpoch = lead.Leader, lead.Epoch
 		mp.Replicas, mp.ISR, mp.OfflineReplicas = rs.all, rs.live, rs.offline
+		if len(rs.all) > 1 {
+			mp.Replicas, mp.ISR, mp.OfflineReplicas = rs.inReplicaOrder(b.cluster.Replicas(t.Name, p.Index))
+		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt

@@ -160,6 +160,10 @@ func TestNodesFetchNotLeaderAndEpochs(t *testing.T) {
 	if _, err := s.b.MoveLeader("t", 0, next); err != nil {
 		t.Fatal(err)
 	}
+	if l, err := s.b.MoveLeader("t", 0, next); err != nil || l.Epoch != 1 || l.Leader != next { // leader-move: to its own leader changes nothing
+		t.Fatalf("move to its own leader: %+v %v", l, err)
+	}
+	next = 5 + (next-5+1)%3
 	if l, err := s.b.MoveLeader("t", 0, next); err != nil || l.Epoch != 2 || l.Leader != next {
 		t.Fatalf("move: %+v %v", l, err)
 	}

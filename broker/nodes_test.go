@@ -90,7 +90,8 @@ func TestNodesMetadataTruth(t *testing.T) {
 		if p.Leader != want.Leader || p.LeaderEpoch != 0 {
 			t.Fatalf("partition %d: leader %d epoch %d, want %d", p.Partition, p.Leader, p.LeaderEpoch, want.Leader)
 		}
-		if !slices.Equal(p.Replicas, []int32{5, 6, 7}) || !slices.Equal(p.ISR, []int32{5, 6, 7}) || len(p.OfflineReplicas) != 0 {
+		replicas := model.Replicas("t", p.Partition) // replica-order: from the leader round
+		if replicas[0] != want.Leader || !slices.Equal(p.Replicas, replicas) || !slices.Equal(p.ISR, replicas) || len(p.OfflineReplicas) != 0 {
 			t.Fatalf("partition %d: replicas %v isr %v offline %v", p.Partition, p.Replicas, p.ISR, p.OfflineReplicas)
 		}
 		leaders[p.Leader] = true

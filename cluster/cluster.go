@@ -149,19 +149,38 @@ func (c *Cluster) index(id int32) (int, bool) {
 }
 
 // AddPartitions places partitions from..to-1 of topic (a new topic, or
-// partitions added to one). Partition p's leader is the first live node
-// from node (h + p) mod n, where h is a hash of the topic's name: a topic's
-// partitions are spread over the nodes, and the placement depends only on
-// the name, so a test can predict it.
+// partitions added to one). Partition p's replica list is the rotation of
+// the nodes that starts at node (abs(javaHash(topic)) + p) mod n, its
+// preferred leader (docs/cluster.md replica-order); it is led by the first
+// node of that list that is up (create-while-down). A topic's partitions
+// are spread over the nodes, and the placement depends only on the name,
+// so a test can predict it.
 func (c *Cluster) AddPartitions(topic string, from, to int32) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ps := c.parts[topic]
-	h := int(nameHash(topic) % uint32(len(c.up)))
 	for p := max(from, int32(len(ps))); p < to; p++ {
-		ps = append(ps, Leadership{Leader: c.liveFrom((h + int(p)) % len(c.up))})
+		ps = append(ps, Leadership{Leader: c.liveFrom(c.preferred(topic, p))})
 	}
 	c.parts[topic] = ps
+}
+
+// preferred is the index of the preferred leader of partition p of topic:
+// the first node of its replica list.
+func (c *Cluster) preferred(topic string, p int32) int {
+	return (javaAbs(javaHash(topic))%len(c.up) + int(p)%len(c.up)) % len(c.up)
+}
+
+// Replicas returns the replica list of partition p of topic: every node,
+// starting at its preferred leader (docs/cluster.md replica-order). It is
+// the order failover follows.
+func (c *Cluster) Replicas(topic string, p int32) []int32 {
+	start := c.preferred(topic, p)
+	out := make([]int32, len(c.up))
+	for k := range out {
+		out[k] = c.first + int32((start+k)%len(c.up))
+	}
+	return out
 }
 
 // RemoveTopic forgets a deleted topic's placement.
@@ -213,8 +232,9 @@ func (c *Cluster) Partitions() []PartitionLeadership {
 }
 
 // MoveLeader makes node lead partition p of topic, with the leader epoch
-// one higher. Moving it to its own leader still raises the epoch, as a
-// leader election in Kafka does.
+// one higher. Moving it to its own leader changes nothing and returns the
+// leadership as it is, as Kafka's election of the current leader does
+// (ELECTION_NOT_NEEDED, no new epoch).
 func (c *Cluster) MoveLeader(topic string, p int32, node int32) (Leadership, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -225,7 +245,9 @@ func (c *Cluster) MoveLeader(topic string, p int32, node int32) (Leadership, err
 	if err := c.checkLive(node); err != nil {
 		return Leadership{}, err
 	}
-	ps[p] = Leadership{Leader: node, Epoch: ps[p].Epoch + 1}
+	if ps[p].Leader != node {
+		ps[p] = Leadership{Leader: node, Epoch: ps[p].Epoch + 1}
+	}
 	return ps[p], nil
 }
 
@@ -252,9 +274,12 @@ func (c *Cluster) MoveCoordinator(typ CoordinatorType, key string, node int32) e
 	return nil
 }
 
-// Stop marks node down. Every partition, coordinator slot and moved
-// coordinator it led fails over to the next live node after it, with its
-// epoch one higher. It returns the partitions whose leadership moved.
+// Stop marks node down. Every partition and coordinator slot it led fails
+// over to the first node of its replica list that is up, counted from its
+// preferred leader (docs/cluster.md failover-order), the partitions with
+// their epoch one higher; coordinators moved to the node on their own are
+// dropped and follow their slot's leader again (coordinator-override). It
+// returns the partitions whose leadership moved.
 func (c *Cluster) Stop(node int32) ([]PartitionLeadership, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -275,12 +300,11 @@ func (c *Cluster) Stop(node int32) ([]PartitionLeadership, error) {
 		return nil, fmt.Errorf("%w: node %d", ErrLastLiveNode, node)
 	}
 	c.up[i] = false
-	next := c.liveFrom((i + 1) % len(c.up))
 	var moved []PartitionLeadership
 	for topic, ps := range c.parts {
 		for p := range ps {
 			if ps[p].Leader == node {
-				ps[p] = Leadership{Leader: next, Epoch: ps[p].Epoch + 1}
+				ps[p] = Leadership{Leader: c.liveFrom(c.preferred(topic, int32(p))), Epoch: ps[p].Epoch + 1}
 				moved = append(moved, PartitionLeadership{Topic: topic, Partition: int32(p), Leadership: ps[p]})
 			}
 		}
@@ -288,13 +312,13 @@ func (c *Cluster) Stop(node int32) ([]PartitionLeadership, error) {
 	for typ := range c.slots {
 		for s := range c.slots[typ] {
 			if c.slots[typ][s] == node {
-				c.slots[typ][s] = next
+				c.slots[typ][s] = c.liveFrom(s % len(c.up))
 			}
 		}
 	}
 	for k, n := range c.moved {
 		if n == node {
-			c.moved[k] = next
+			delete(c.moved, k)
 		}
 	}
 	return moved, nil
@@ -344,9 +368,14 @@ func (c *Cluster) liveFrom(i int) int32 {
 // Slot is the coordinator slot of key: abs(hashCode) mod 50 with Java's
 // String.hashCode, the partition of __consumer_offsets (or
 // __transaction_state) Kafka would give the key.
-func Slot(key string) int {
+func Slot(key string) int { return javaAbs(javaHash(key)) % coordinatorSlots }
+
+// javaHash is Java's String.hashCode: h = 31*h + c over the UTF-16 code
+// units of s, in 32-bit two's-complement arithmetic (docs/cluster.md
+// java-hash). It places topics' partitions and coordinators' keys.
+func javaHash(s string) int32 {
 	var h int32
-	for _, r := range key {
+	for _, r := range s {
 		if r > 0xFFFF { // a surrogate pair in Java's UTF-16
 			r -= 0x10000
 			h = 31*h + int32(0xD800+(r>>10))
@@ -355,23 +384,17 @@ func Slot(key string) int {
 		}
 		h = 31*h + int32(r)
 	}
-	// Kafka's Utils.abs maps MIN_VALUE to 0 rather than overflowing.
+	return h
+}
+
+// javaAbs is Kafka's Utils.abs: MIN_VALUE maps to 0 rather than
+// overflowing.
+func javaAbs(h int32) int {
 	if h == -1<<31 {
 		return 0
 	}
 	if h < 0 {
 		h = -h
 	}
-	return int(h % coordinatorSlots)
-}
-
-// nameHash is FNV-1a over a topic's name: a stable, spread-out start node
-// for its partitions.
-func nameHash(s string) uint32 {
-	h := uint32(2166136261)
-	for i := 0; i < len(s); i++ {
-		h ^= uint32(s[i])
-		h *= 16777619
-	}
-	return h
+	return int(h)
 }

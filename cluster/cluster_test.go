@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,6 +93,40 @@ func TestMoveLeader(t *testing.T) {
 	if got, _ := c.Leader("t", 0); got != l {
 		t.Fatalf("a refused move changed the leader: %+v", got)
 	}
+	// leader-move: moving a partition to its own leader changes nothing.
+	if again, err := c.MoveLeader("t", 0, to); err != nil || again != l {
+		t.Fatalf("moved to its own leader: %+v %v, want %+v", again, err, l)
+	}
+}
+
+// replica-order, java-hash: partition p's replicas start at
+// (abs(javaHash(topic)) + p) mod n, its preferred leader.
+func TestReplicaOrder(t *testing.T) {
+	c, _ := New(10, 3)
+	c.AddPartitions("group", 0, 2) // "group".hashCode() == 98629247; mod 3 == 2
+	for p, want := range [][]int32{{12, 10, 11}, {10, 11, 12}} {
+		if got := c.Replicas("group", int32(p)); !slices.Equal(got, want) {
+			t.Errorf("partition %d: replicas %v, want %v", p, got, want)
+		}
+		if l, _ := c.Leader("group", int32(p)); l.Leader != want[0] {
+			t.Errorf("partition %d: led by %d, want %d", p, l.Leader, want[0])
+		}
+	}
+}
+
+// failover-order: a stopped leader's partition goes to the first live
+// node of its replica list, counted from the preferred leader rather than
+// from the node that stopped.
+func TestFailoverOrder(t *testing.T) {
+	c, _ := New(0, 3)
+	c.AddPartitions("group", 0, 1) // replicas [2 0 1]
+	if _, err := c.MoveLeader("group", 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := c.Stop(1)
+	if err != nil || len(moved) != 1 || moved[0].Leadership != (Leadership{Leader: 2, Epoch: 2}) {
+		t.Fatalf("stop 1: %+v %v, want node 2 (the preferred leader) at epoch 2", moved, err)
+	}
 }
 
 // Stopping a node fails its leaderships and coordinators over to the next
@@ -116,8 +151,14 @@ func TestStopAndStart(t *testing.T) {
 	if n := c.Coordinator(Group, key); n != 2 {
 		t.Fatalf("group %q coordinated by %d after node 1 stopped", key, n)
 	}
+	// coordinator-override: the pin to the stopped node is dropped; "x"
+	// follows its slot's leader (slot 20, on node 2) and stays there when
+	// node 1 comes back.
 	if n := c.Coordinator(Transaction, "x"); n != 2 {
 		t.Fatalf("moved transactional ID coordinated by %d after node 1 stopped", n)
+	}
+	if len(c.moved) != 0 {
+		t.Fatalf("pins left after their node stopped: %v", c.moved)
 	}
 	if live := c.LiveNodes(); len(live) != 2 || live[0] != 0 || live[1] != 2 {
 		t.Fatalf("live nodes %v", live)
