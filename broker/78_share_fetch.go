@@ -163,7 +163,10 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 		if f.Refused() {
 			deadline = b.clock.Now()
 		}
-		b.longPoll(deadline, f.Attempt)
+		b.longPoll(deadline, func(wake chan<- struct{}) (bool, func()) {
+			done, unwatch := f.Attempt(wake)
+			return done || led.refuseMoved(f, ours), unwatch
+		})
 	}
 	writeShareFetchAnswers(resp, f.Listed(req.ShareSessionEpoch, parts), f, led)
 	return resp, nil

@@ -79,6 +79,8 @@ type Broker struct {
 	// node leads every partition at epoch 0 and checkLeader needs no
 	// look-up.
 	leadersMoved atomic.Bool
+	// nodesMu serializes StopNode and StartNode (moves.go).
+	nodesMu sync.Mutex
 
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
@@ -98,9 +100,11 @@ type Broker struct {
 // advertises.
 type listener struct {
 	name          string
-	index         int   // in cfg.Listeners: the same on every node
-	node          int32 // the ID of the node it belongs to
-	ln            net.Listener
+	index         int          // in cfg.Listeners: the same on every node
+	node          int32        // the ID of the node it belongs to
+	ln            net.Listener // guarded by Broker.mu once serving
+	bound         string       // the address ln bound: StartNode binds it again
+	stopped       bool         // its node is stopped; guarded by Broker.mu
 	advertiseHost string
 	advertisePort int32
 }
@@ -229,7 +233,7 @@ func (b *Broker) Start() error {
 	for _, l := range ls {
 		b.log.Info("listening", "node", l.node, "listener", l.name, "addr", l.ln.Addr().String(),
 			"advertised", net.JoinHostPort(l.advertiseHost, strconv.Itoa(int(l.advertisePort))))
-		go b.acceptLoop(l)
+		go b.acceptLoop(l, l.ln)
 	}
 	go b.retentionLoop()
 	if b.cfg.HTTP != "" {
@@ -240,7 +244,7 @@ func (b *Broker) Start() error {
 
 func newListener(name string, ln net.Listener, advertise string) *listener {
 	bound := ln.Addr().(*net.TCPAddr)
-	l := &listener{name: name, ln: ln, advertiseHost: "localhost", advertisePort: int32(bound.Port)}
+	l := &listener{name: name, ln: ln, bound: bound.String(), advertiseHost: "localhost", advertisePort: int32(bound.Port)}
 	if !bound.IP.IsUnspecified() {
 		l.advertiseHost = bound.IP.String()
 	}
@@ -282,11 +286,11 @@ func (b *Broker) Registry() *prometheus.Registry { return b.metrics.registry() }
 // Clock returns the broker's clock.
 func (b *Broker) Clock() locktimer.Clock { return b.clock }
 
-func (b *Broker) acceptLoop(l *listener) {
+func (b *Broker) acceptLoop(l *listener, ln net.Listener) {
 	defer b.acceptWG.Done()
 	var backoff time.Duration
 	for {
-		nc, err := l.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -305,7 +309,7 @@ func (b *Broker) acceptLoop(l *listener) {
 		backoff = 0
 		c := newConn(b, l, nc)
 		b.mu.Lock()
-		if b.closing {
+		if b.closing || l.stopped || l.ln != ln { // its node stopped meanwhile
 			b.mu.Unlock()
 			nc.Close()
 			return

@@ -257,6 +257,24 @@ func (s *shareLeadership) check(tp shareserve.TopicPartition) error {
 	return notLeaderErr(tp, l)
 }
 
+// refuseMoved refuses, in a parked ShareFetch, the partitions whose
+// leadership moved away from this node since it was checked, so the poll
+// answers them NOT_LEADER_OR_FOLLOWER at once (move-wakes-polls). It
+// reports whether it refused any.
+func (s *shareLeadership) refuseMoved(f *shareserve.Fetch, parts []shareserve.SessionPartition) bool {
+	if s.b.cfg.Nodes == 1 {
+		return false
+	}
+	refused := false
+	for _, sp := range parts {
+		if err := s.check(sp.TopicPartition); err != nil {
+			f.Refuse(sp.TopicPartition, err, false)
+			refused = true
+		}
+	}
+	return refused
+}
+
 func notLeaderErr(tp shareserve.TopicPartition, l cluster.Leadership) error {
 	return fmt.Errorf("%w: partition %d of topic %x is led by node %d", errNotLeader, tp.Partition, tp.TopicID[:], l.Leader)
 }
@@ -285,19 +303,20 @@ func (c *conn) listenerIndex() int {
 // NOT_LEADER_OR_FOLLOWER for it, clients with the old epoch are fenced,
 // and the new epoch starts at the log end offset in the partition's
 // leader-epoch history, so OffsetForLeaderEpoch tells where the old one
-// ended. Moving a partition to its own leader still raises the epoch.
+// ended. Moving a partition to its own leader changes nothing.
 func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadership, error) {
 	t := b.store.Topic(topic)
 	if t == nil || t.Partition(p) == nil {
 		return cluster.Leadership{}, fmt.Errorf("%w: %s-%d", cluster.ErrUnknownPartition, topic, p)
 	}
 	b.leadership(t, p) // placed before it moves
+	before, _ := b.cluster.Leader(topic, p)
 	b.leadersMoved.Store(true)
 	l, err := b.cluster.MoveLeader(topic, p, node)
-	if err != nil {
+	if err != nil || l == before {
 		return l, err
 	}
-	t.Partition(p).SetLeaderEpoch(l.Epoch)
+	b.leadershipMoved(cluster.PartitionLeadership{Topic: topic, Partition: p, Leadership: l})
 	b.log.Info("leader moved", attrTopic, topic, attrPartition, p, "leader", l.Leader, "leader_epoch", l.Epoch)
 	return l, nil
 }

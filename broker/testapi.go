@@ -25,6 +25,10 @@ func (b *Broker) registerTestAPI(mux *http.ServeMux) {
 	mux.HandleFunc("GET /v1/test/faults", b.serveFaultsList)
 	mux.HandleFunc("POST /v1/test/faults", b.serveFaultsAdd)
 	mux.HandleFunc("DELETE /v1/test/faults", b.serveFaultsClear)
+	mux.HandleFunc("POST /v1/test/leaders", b.serveMoveLeader)
+	mux.HandleFunc("POST /v1/test/coordinators", b.serveMoveCoordinator)
+	mux.HandleFunc("POST /v1/test/nodes/{id}/stop", b.serveStopNode)
+	mux.HandleFunc("POST /v1/test/nodes/{id}/start", b.serveStartNode)
 }
 
 // decodeTestAPIBody decodes a JSON body into v, refusing unknown fields;

@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/internal/testbroker"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
@@ -142,3 +143,31 @@ func (b *Broker) ShareGroup(group string) (broker.ShareGroupJSON, bool) { return
 
 // Broker returns the underlying broker, for what this package does not wrap.
 func (b *Broker) Broker() *broker.Broker { return b.b }
+
+// MoveLeader makes node lead partition of topic at the next leader epoch
+// (docs/cluster.md leader-move): parked fetches on the old leader answer
+// NOT_LEADER_OR_FOLLOWER at once; connections stay open.
+func (b *Broker) MoveLeader(topic string, partition, node int32) error {
+	_, err := b.b.MoveLeader(topic, partition, node)
+	return err
+}
+
+// MoveGroupCoordinator makes node coordinate group (coordinator-move);
+// its state moves whole and clients meet NOT_COORDINATOR on the old node.
+func (b *Broker) MoveGroupCoordinator(group string, node int32) error {
+	return b.b.MoveCoordinator(cluster.Group, group, node)
+}
+
+// MoveTransactionCoordinator makes node coordinate transactionalID.
+func (b *Broker) MoveTransactionCoordinator(transactionalID string, node int32) error {
+	return b.b.MoveCoordinator(cluster.Transaction, transactionalID, node)
+}
+
+// StopNode stops node id: its leaderships and coordinators fail over to
+// the next live node and its listeners and connections close
+// (stop-fails-over, stop-closes-connections).
+func (b *Broker) StopNode(id int32) error { return b.b.StopNode(id) }
+
+// StartNode starts node id again on the addresses it had, as a follower
+// that leads nothing (start-as-follower).
+func (b *Broker) StartNode(id int32) error { return b.b.StartNode(id) }

@@ -474,6 +474,16 @@ func (p *Partition) Watch(ch chan<- struct{}) {
 	p.waiters[ch] = struct{}{}
 }
 
+// Wake wakes every registration made by Watch, as an append would,
+// without changing the log: the broker's long polls then look again (a
+// partition's leader moved).
+func (p *Partition) Wake() {
+	p.mu.Lock()
+	w := p.takeWaitersLocked(true)
+	p.mu.Unlock()
+	wake(w)
+}
+
 // Unwatch removes a registration made by Watch.
 func (p *Partition) Unwatch(ch chan<- struct{}) {
 	p.mu.Lock()

@@ -1,0 +1,274 @@
+package broker
+
+// Moves driven from outside (docs/cluster.md §3.2, §4.3, §7): a
+// partition's leadership, a group's or transactional ID's coordinator, and
+// a node stopping and starting. Broker.MoveLeader is in nodes.go; the
+// test API's handlers for all of them are at the end of this file.
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/sharebroker/sharebroker/cluster"
+)
+
+// leadershipMoved does, for partitions whose leader just changed (a test
+// move or a node's failover), what every node must see at once: the new
+// epoch starts at the log end offset in the partition's leader-epoch
+// history (epoch-cache), and Fetch and ShareFetch long polls parked on the
+// partition wake and answer (move-wakes-polls).
+func (b *Broker) leadershipMoved(moves ...cluster.PartitionLeadership) {
+	for _, m := range moves {
+		t := b.store.Topic(m.Topic)
+		if t == nil {
+			continue // deleted meanwhile
+		}
+		p := t.Partition(m.Partition)
+		if p == nil {
+			continue
+		}
+		p.SetLeaderEpoch(m.Epoch)
+		// Share partitions on a leader move (docs/cluster.md §5.2,
+		// move-frees-acquired) are the sharemove slice's: its hook is
+		// called here, before the polls wake.
+		p.Wake()
+	}
+}
+
+// placeAll places every partition of every existing topic. Placement is
+// lazy (a partition is placed the first time it is asked about, from its
+// topic's name and the live nodes), so before the set of live nodes
+// changes everything that exists is placed under the set it was created
+// in: a stopping node then fails over every partition it would lead,
+// including ones no client ever asked about, and a node that starts again
+// gains none of them (start-as-follower). The lazy answer is then the one
+// eager placement at creation would give.
+func (b *Broker) placeAll() {
+	for _, t := range b.store.Topics() {
+		if n := len(t.Partitions()); n > 0 {
+			b.leadership(t, int32(n-1))
+		}
+	}
+}
+
+// MoveCoordinator makes node coordinate key — a group ID (typ
+// cluster.Group) or a transactional ID (cluster.Transaction) — from now
+// on (coordinator-move). The group's or transaction's state is the same
+// object on every node, so it moves whole; requests for the key on the
+// old node answer NOT_COORDINATOR and clients find the new one with
+// FindCoordinator. The key need not exist yet. Errors: an empty key,
+// cluster.ErrUnknownNode, cluster.ErrNodeDown.
+func (b *Broker) MoveCoordinator(typ cluster.CoordinatorType, key string, node int32) error {
+	if key == "" {
+		return errors.New("empty key: a group ID or transactional ID is needed")
+	}
+	if err := b.cluster.MoveCoordinator(typ, key, node); err != nil {
+		return err
+	}
+	b.log.Info("coordinator moved", "type", typ.String(), "key", key, "node", node)
+	return nil
+}
+
+// StopNode stops node id as a crashed broker stops (stop-fails-over,
+// stop-closes-connections): every partition and coordinator it led fails
+// over to the next live node of its replica list at the next leader
+// epoch, its coordinator pins are dropped, then its listeners and every
+// connection to it close without an answer to the requests in hand.
+// Metadata no longer lists it and names it among each partition's offline
+// replicas. Errors: cluster.ErrUnknownNode, cluster.ErrNodeDown, and
+// cluster.ErrLastLiveNode when it is the only node up.
+func (b *Broker) StopNode(id int32) error {
+	b.nodesMu.Lock()
+	defer b.nodesMu.Unlock()
+	b.placeAll()
+	b.leadersMoved.Store(true)
+	moved, err := b.cluster.Stop(id)
+	if err != nil {
+		return err
+	}
+	b.leadershipMoved(moved...)
+	b.mu.Lock()
+	for _, l := range b.listeners {
+		if l.node == id {
+			l.stopped = true
+			l.ln.Close()
+		}
+	}
+	for c := range b.conns {
+		if c.node() == id {
+			c.nc.Close()
+		}
+	}
+	b.mu.Unlock()
+	b.log.Info("node stopped", "node", id, "leaderships_moved", len(moved))
+	return nil
+}
+
+// StartNode starts node id again (start-as-follower): its listeners bind
+// the addresses they had, so clients reconnect to the addresses Metadata
+// gave them, and it joins every partition's in-sync replicas. It leads no
+// partition and coordinates no key until one is moved to it. Errors:
+// cluster.ErrUnknownNode, cluster.ErrNodeUp, or a listener that cannot
+// bind its address again (the node then stays stopped).
+func (b *Broker) StartNode(id int32) error {
+	b.nodesMu.Lock()
+	defer b.nodesMu.Unlock()
+	if !b.cluster.Up(id) {
+		if _, ok := b.nodeIndex(id); !ok {
+			return fmt.Errorf("%w: %d", cluster.ErrUnknownNode, id)
+		}
+	} else {
+		return fmt.Errorf("%w: %d", cluster.ErrNodeUp, id)
+	}
+	b.placeAll() // before the node is up: it gains nothing
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		return net.ErrClosed
+	}
+	var mine []*listener
+	var bound []net.Listener
+	for _, l := range b.listeners {
+		if l.node != id {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.bound)
+		if err != nil {
+			for _, o := range bound {
+				o.Close()
+			}
+			return fmt.Errorf("node %d: listener %s: listen on %s again: %w", id, l.name, l.bound, err)
+		}
+		mine, bound = append(mine, l), append(bound, ln)
+	}
+	if err := b.cluster.Start(id); err != nil {
+		for _, o := range bound {
+			o.Close()
+		}
+		return err
+	}
+	b.acceptWG.Add(len(mine))
+	for i, l := range mine {
+		l.ln, l.stopped = bound[i], false
+		go b.acceptLoop(l, bound[i])
+	}
+	b.log.Info("node started", "node", id)
+	return nil
+}
+
+// nodeIndex is the index of node id, false if there is no such node.
+func (b *Broker) nodeIndex(id int32) (int, bool) {
+	i := int(id - b.cfg.NodeID)
+	return i, id >= b.cfg.NodeID && i < b.cfg.Nodes
+}
+
+// The test API (docs/cluster.md §8): each answers 200 with the changed
+// entry in the shape of GET /v1/cluster once every node sees the change;
+// 400 for a bad body, 404 for an unknown topic, partition or node, 409 for
+// a node in the wrong state; nothing changes on an error.
+
+// MoveLeaderJSON is the body of POST /v1/test/leaders.
+type MoveLeaderJSON struct {
+	Topic     *string `json:"topic"`
+	Partition *int32  `json:"partition"`
+	Node      *int32  `json:"node"`
+}
+
+// MoveCoordinatorJSON is the body of POST /v1/test/coordinators: one of
+// Group and TransactionalID, and Node.
+type MoveCoordinatorJSON struct {
+	Group           *string `json:"group"`
+	TransactionalID *string `json:"transactional_id"`
+	Node            *int32  `json:"node"`
+}
+
+func (b *Broker) serveMoveLeader(w http.ResponseWriter, r *http.Request) {
+	const example = `{"topic":"t","partition":0,"node":1}`
+	var in MoveLeaderJSON
+	if !decodeTestAPIBody(w, r, &in, example) {
+		return
+	}
+	switch {
+	case in.Topic == nil || in.Partition == nil || in.Node == nil:
+		writeError(w, http.StatusBadRequest, "body: want %s: topic, partition and node are all needed", example)
+		return
+	case *in.Partition < 0:
+		writeError(w, http.StatusBadRequest, "partition %d: want a partition index, 0 or more", *in.Partition)
+		return
+	}
+	l, err := b.MoveLeader(*in.Topic, *in.Partition, *in.Node)
+	if err != nil {
+		writeMoveError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, LeadershipJSON{Topic: *in.Topic, Partition: *in.Partition, Leader: l.Leader, LeaderEpoch: l.Epoch})
+}
+
+func (b *Broker) serveMoveCoordinator(w http.ResponseWriter, r *http.Request) {
+	const example = `{"group":"g","node":1} or {"transactional_id":"x","node":1}`
+	var in MoveCoordinatorJSON
+	if !decodeTestAPIBody(w, r, &in, example) {
+		return
+	}
+	typ, key := cluster.Group, in.Group
+	if in.TransactionalID != nil {
+		typ, key = cluster.Transaction, in.TransactionalID
+	}
+	switch {
+	case (in.Group == nil) == (in.TransactionalID == nil) || in.Node == nil:
+		writeError(w, http.StatusBadRequest, "body: want %s: one of group and transactional_id, and node", example)
+		return
+	case *key == "":
+		writeError(w, http.StatusBadRequest, "body: want %s: an empty %s names nothing", example, typ)
+		return
+	}
+	if err := b.MoveCoordinator(typ, *key, *in.Node); err != nil {
+		writeMoveError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, CoordinatorJSON{Key: *key, Type: typ.String(), Node: b.cluster.Coordinator(typ, *key)})
+}
+
+func (b *Broker) serveStopNode(w http.ResponseWriter, r *http.Request) {
+	b.serveNodeChange(w, r, b.StopNode)
+}
+
+func (b *Broker) serveStartNode(w http.ResponseWriter, r *http.Request) {
+	b.serveNodeChange(w, r, b.StartNode)
+}
+
+// serveNodeChange runs change on the node the path names and answers the
+// node as GET /v1/cluster lists it.
+func (b *Broker) serveNodeChange(w http.ResponseWriter, r *http.Request, change func(int32) error) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 32)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "node %q: want a node ID", r.PathValue("id"))
+		return
+	}
+	if err := change(int32(id)); err != nil {
+		writeMoveError(w, err)
+		return
+	}
+	for _, n := range b.Cluster().Nodes {
+		if n.ID == int32(id) {
+			writeJSON(w, http.StatusOK, n)
+			return
+		}
+	}
+}
+
+// writeMoveError answers a refused move: 404 for what does not exist, 409
+// for a node in the wrong state, 500 for a listener that cannot bind.
+func writeMoveError(w http.ResponseWriter, err error) {
+	status := http.StatusInternalServerError
+	switch {
+	case errors.Is(err, cluster.ErrUnknownNode), errors.Is(err, cluster.ErrUnknownPartition):
+		status = http.StatusNotFound
+	case errors.Is(err, cluster.ErrNodeDown), errors.Is(err, cluster.ErrNodeUp), errors.Is(err, cluster.ErrLastLiveNode):
+		status = http.StatusConflict
+	}
+	writeError(w, status, "%v", err)
+}
