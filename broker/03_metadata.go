@@ -4,7 +4,7 @@ package broker
 //
 //   - Brokers: every live node, each at the advertised address of its
 //     listener of the same name as the one the client connected to
-//     (docs/cluster-rules.md metadata-truth). The controller is the first
+//     (docs/cluster.md metadata-truth). The controller is the first
 //     live node. One node (the default) is the controller and leads every
 //     partition.
 //   - Partitions: the leader and leader epoch the cluster placed; every

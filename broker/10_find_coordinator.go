@@ -3,7 +3,7 @@ package broker
 // FindCoordinator (key 10), v0-v6.
 //
 //   - Each key is answered with the node that coordinates it
-//     (docs/cluster-rules.md coordinator-by-key): a group (key type 0,
+//     (docs/cluster.md coordinator-by-key): a group (key type 0,
 //     share groups included) or a transactional ID (type 1) by its slot,
 //     a share partition's state (type 2) by the slot of the whole key, as
 //     Kafka's share coordinator hashes it. The node is given at the

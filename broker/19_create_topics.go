@@ -148,7 +148,7 @@ func (b *Broker) newTopicPartitions(rt *kmsg.CreateTopicsRequestTopic) (int32, e
 
 // checkReplicas accepts a partition's replica list if it names nodes of
 // the cluster, each once. Every node holds a replica whatever the list
-// says (docs/cluster-rules.md replicas-everywhere); with one node the list
+// says (docs/cluster.md §11, replication-factor); with one node the list
 // must be exactly that node.
 func (b *Broker) checkReplicas(partition int32, replicas []int32) error {
 	ok := len(replicas) > 0

@@ -4,7 +4,7 @@ package broker
 //
 // Clients use it to detect log truncation after a leader change: "where did
 // epoch E end?". Each partition keeps its leader-epoch history (storage's
-// epochs.go, docs/cluster-rules.md epoch-history); with one node that never
+// epochs.go, docs/cluster.md epoch-history); with one node that never
 // moved a leader, the only epoch is 0 and it starts at offset 0.
 //
 //   - CurrentLeaderEpoch, unless -1, must be the partition's leader epoch:

@@ -4,7 +4,7 @@ package broker
 //
 //   - Brokers: every live node, each at the advertised address of its
 //     listener of the same name as the one the client connected to; the
-//     controller is the first live node (docs/cluster-rules.md
+//     controller is the first live node (docs/cluster.md
 //     metadata-truth). The cluster ID is the configured one.
 //   - v1: EndpointType other than 1 (brokers) answers
 //     MISMATCHED_ENDPOINT_TYPE: we are a broker endpoint, and we never serve

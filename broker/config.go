@@ -46,7 +46,7 @@ type Config struct {
 	// node when Nodes is above 1.
 	NodeID int32
 	// Nodes is how many nodes run in this process, with IDs NodeID to
-	// NodeID+Nodes-1 (docs/cluster-rules.md). Node i listens on each
+	// NodeID+Nodes-1 (docs/cluster.md). Node i listens on each
 	// listener's port + i (port 0: a free port each) and advertises its
 	// advertised port + i. Zero means 1: one node, as a single broker.
 	Nodes int

@@ -160,7 +160,7 @@ var (
 	errInvalidReplicaAssignment = errors.New("invalid replica assignment")
 	errMismatchedEndpointType   = errors.New("mismatched endpoint type")
 	// errNotLeader and errNotCoordinator: another node of the cluster
-	// leads the partition or coordinates the key (docs/cluster-rules.md).
+	// leads the partition or coordinates the key (docs/cluster.md).
 	errNotLeader      = errors.New("this node is not the leader of the partition")
 	errNotCoordinator = errors.New("this node is not the coordinator")
 )

@@ -1,6 +1,6 @@
 package broker
 
-// A cluster in one process (docs/cluster-rules.md): Config.Nodes nodes
+// A cluster in one process (docs/cluster.md): Config.Nodes nodes
 // share one store, one set of group and transaction coordinators and one
 // HTTP server; each has its own listeners. The cluster package says which
 // node leads each partition and coordinates each key; this file translates
@@ -168,7 +168,7 @@ func (b *Broker) NodeListenerAddr(id int32, name string) net.Addr {
 const noEpoch = -1
 
 // checkLeader is what node (the node of the connection) answers for
-// partition p of t before it reads or writes it (docs/cluster-rules.md
+// partition p of t before it reads or writes it (docs/cluster.md
 // epoch-check, not-leader): the client's current leader epoch, unless -1,
 // must be the partition's (older is FENCED_LEADER_EPOCH, newer
 // UNKNOWN_LEADER_EPOCH); then node must lead the partition, else
@@ -322,7 +322,7 @@ func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadersh
 }
 
 // notCoordinator returns an error coded NOT_COORDINATOR when another node
-// coordinates key (docs/cluster-rules.md not-coordinator). An empty key
+// coordinates key (docs/cluster.md not-coordinator). An empty key
 // passes: the handler answers it as a single broker does
 // (INVALID_GROUP_ID and the like), as Kafka validates before it routes.
 func (b *Broker) notCoordinator(c *conn, typ cluster.CoordinatorType, key string) error {

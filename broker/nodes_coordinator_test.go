@@ -9,7 +9,7 @@ import (
 	"github.com/sharebroker/sharebroker/cluster"
 )
 
-// Rule: not-coordinator (docs/cluster-rules.md): a node that does not
+// Rule: not-coordinator (docs/cluster.md): a node that does not
 // coordinate a group answers every group API for it with NOT_COORDINATOR —
 // per group where the request names several — and the coordinator serves
 // it; ListGroups on each node lists only the groups it coordinates.

@@ -91,7 +91,7 @@ func (s *leaderSetup) wantEndpoint(t *testing.T, leader int32, ids []int32, host
 	}
 }
 
-// Rule: not-leader (docs/cluster-rules.md): Produce to a node that does
+// Rule: not-leader (docs/cluster.md): Produce to a node that does
 // not lead the partition answers NOT_LEADER_OR_FOLLOWER; from v10
 // (KIP-951) with the current leader and its endpoint at the listener the
 // request came on.

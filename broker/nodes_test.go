@@ -60,7 +60,7 @@ func createTopicRaw(t *testing.T, c *rawconn.Conn, topic string, partitions int3
 	}
 }
 
-// Rule: metadata-truth (docs/cluster-rules.md): Metadata and
+// Rule: metadata-truth (docs/cluster.md): Metadata and
 // DescribeCluster list every live node at its listener of the name the
 // request came on; partitions carry the placed leader and epoch, every
 // node as a replica and the live ones in sync; the controller is the first

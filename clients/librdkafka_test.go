@@ -747,7 +747,7 @@ func TestLibrdkafkaTransactions(t *testing.T) {
 }
 
 // TestLibrdkafkaConsumerGroupThreeNodes runs a librdkafka group member
-// against three nodes (docs/cluster-rules.md): it finds the group's
+// against three nodes (docs/cluster.md): it finds the group's
 // coordinator, fetches each partition from its leader, validates its
 // positions with OffsetForLeaderEpoch, reads to the end of every partition
 // and commits there.

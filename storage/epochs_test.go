@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Rule: epoch-stamp (docs/cluster-rules.md): every appended batch carries
+// Rule: epoch-stamp (docs/cluster.md): every appended batch carries
 // the partition's current leader epoch; epoch-history: OffsetForLeaderEpoch
 // answers from the history as Kafka's LeaderEpochFileCache.endOffsetFor.
 func TestLeaderEpochHistory(t *testing.T) {
