@@ -2,10 +2,14 @@ package broker_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sharebroker/sharebroker/broker"
@@ -126,4 +130,265 @@ func TestNodesKgoProduceConsumeShare(t *testing.T) {
 	if len(sg.Partitions) != kgoSpread || spso != n {
 		t.Fatalf("share partitions not all accepted: %+v", sg.Partitions)
 	}
+}
+
+// movesKgo is a three-node broker, an admin client and a test deadline.
+type movesKgo struct {
+	b    *broker.Broker
+	addr string
+	adm  *kadm.Client
+	ctx  context.Context
+}
+
+func newMovesKgo(t *testing.T, topic string, partitions int32) *movesKgo {
+	t.Helper()
+	b, _ := startMoveNodes(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	m := &movesKgo{b: b, addr: b.NodeAddrs()[0].String(), ctx: ctx}
+	cl := m.client(t)
+	m.adm = kadm.NewClient(cl)
+	if _, err := m.adm.CreateTopic(ctx, partitions, -1, nil, topic); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func (m *movesKgo) client(t *testing.T, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(m.addr), kgo.FetchMaxWait(200 * time.Millisecond)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// moveAway moves partition p of topic to the next node and returns it.
+func (m *movesKgo) moveAway(t *testing.T, topic string, p int32) int32 {
+	t.Helper()
+	to := (leaderOf(t, m.b, topic, p).Leader + 1) % 3
+	if _, err := m.b.MoveLeader(topic, p, to); err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
+
+// readAll reads topic from the start until it holds n records in all and
+// returns them by partition.
+func (m *movesKgo) readAll(t *testing.T, topic string, n int) map[int32][]*kgo.Record {
+	t.Helper()
+	cl := m.client(t, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	out := map[int32][]*kgo.Record{}
+	for got := 0; got < n && m.ctx.Err() == nil; {
+		fs := cl.PollFetches(m.ctx)
+		fs.EachError(func(topic string, p int32, err error) { t.Errorf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) { out[r.Partition] = append(out[r.Partition], r); got++ })
+	}
+	return out
+}
+
+// Rules: producer-state-moves, leader-move: an idempotent kgo producer
+// writing through two leader moves writes exactly its records, once each,
+// in order, and never meets OUT_OF_ORDER_SEQUENCE_NUMBER.
+func TestNodesKgoIdempotentProducerThroughMoves(t *testing.T) {
+	const topic, n = "idem", 600
+	m := newMovesKgo(t, topic, 1)
+	prod := m.client(t, kgo.DefaultProduceTopic(topic), kgo.MaxBufferedRecords(50))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for i := range n {
+		if i == n/3 || i == 2*n/3 {
+			m.moveAway(t, topic, 0)
+		}
+		wg.Add(1)
+		prod.Produce(m.ctx, kgo.StringRecord(fmt.Sprintf("v%d", i)), func(_ *kgo.Record, err error) {
+			defer wg.Done()
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if errors.Is(err, kerr.OutOfOrderSequenceNumber) {
+			t.Fatal("OUT_OF_ORDER_SEQUENCE_NUMBER across a move")
+		}
+		t.Fatalf("produce: %v", err)
+	}
+	if l := leaderOf(t, m.b, topic, 0); l.LeaderEpoch != 2 {
+		t.Fatalf("leadership %+v, want two moves", l)
+	}
+	recs := m.readAll(t, topic, n)[0]
+	if len(recs) != n {
+		t.Fatalf("read %d records, want %d", len(recs), n)
+	}
+	for i, r := range recs {
+		if r.Offset != int64(i) || string(r.Value) != fmt.Sprintf("v%d", i) {
+			t.Fatalf("record %d: offset %d value %s", i, r.Offset, r.Value)
+		}
+	}
+}
+
+// consumeGroup polls a consumer group until it has seen n records,
+// committing after every poll and calling at(seen) after each, and returns
+// how often each value came.
+func (m *movesKgo) consumeGroup(t *testing.T, cl *kgo.Client, n int, at func(seen int)) map[string]int {
+	t.Helper()
+	seen := map[string]int{}
+	for len(seen) < n && m.ctx.Err() == nil {
+		fs := cl.PollFetches(m.ctx)
+		fs.EachError(func(topic string, p int32, err error) { t.Errorf("fetch %s/%d: %v", topic, p, err) })
+		fs.EachRecord(func(r *kgo.Record) { seen[string(r.Value)]++ })
+		if err := cl.CommitUncommittedOffsets(m.ctx); err != nil {
+			t.Fatalf("commit: %v", err)
+		}
+		at(len(seen))
+	}
+	return seen
+}
+
+// checkOnceAndCommitted checks every one of n values came once and the
+// group's committed offsets are the high watermarks.
+func (m *movesKgo) checkOnceAndCommitted(t *testing.T, seen map[string]int, n int, group, topic string) {
+	t.Helper()
+	for v, c := range seen {
+		if c != 1 {
+			t.Errorf("%s consumed %d times", v, c)
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("consumed %d of %d", len(seen), n)
+	}
+	committed, err := m.adm.FetchOffsets(m.ctx, group)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends, err := m.adm.ListEndOffsets(m.ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ends.Each(func(o kadm.ListedOffset) {
+		if c, ok := committed.Lookup(topic, o.Partition); !ok || c.At != o.Offset {
+			t.Errorf("%s-%d: committed %+v, high watermark %d", topic, o.Partition, c, o.Offset)
+		}
+	})
+}
+
+// Rules: leader-move, coordinator-move, offsets-survive: a kgo consumer
+// group reads every record once through a leader move and a move of its
+// coordinator, and its committed offsets end at the high watermarks.
+func TestNodesKgoGroupThroughMoves(t *testing.T) {
+	const topic, group, n = "grp", "movers", 900
+	m := newMovesKgo(t, topic, 3)
+	produceValues(t, m.ctx, m.client(t, kgo.RecordPartitioner(kgo.RoundRobinPartitioner())), topic, 0, n)
+	cl := m.client(t, kgo.ConsumeTopics(topic), kgo.ConsumerGroup(group), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.FetchMaxPartitionBytes(512), kgo.FetchMaxBytes(1024))
+	movedLeader, movedCoordinator := false, false
+	seen := m.consumeGroup(t, cl, n, func(seen int) {
+		if !movedLeader && seen >= n/3 {
+			m.moveAway(t, topic, 1)
+			movedLeader = true
+		}
+		if !movedCoordinator && seen >= 2*n/3 {
+			to := (m.b.Cluster().Coordinators[0].Node + 1) % 3
+			if err := m.b.MoveCoordinator(cluster.Group, group, to); err != nil {
+				t.Fatal(err)
+			}
+			movedCoordinator = true
+		}
+	})
+	if !movedLeader || !movedCoordinator {
+		t.Fatalf("read everything before the moves (leader %v, coordinator %v)", movedLeader, movedCoordinator)
+	}
+	m.checkOnceAndCommitted(t, seen, n, group, topic)
+}
+
+// Rules: stop-fails-over, stop-closes-connections, start-as-follower,
+// metadata-brokers-live: a kgo producer and consumer group keep working
+// while a node leading partitions stops and starts again; Metadata tells
+// the truth at each step and the restarted node leads nothing.
+func TestNodesKgoStopStart(t *testing.T) {
+	const topic, group, n = "stops", "stayers", 600
+	m := newMovesKgo(t, topic, 6)
+	prod := m.client(t, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	cons := m.client(t, kgo.ConsumeTopics(topic), kgo.ConsumerGroup(group), kgo.DisableAutoCommit(),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	// The node to stop leads some partitions and does not coordinate the
+	// group, so the bootstrap node 0 stays up and the group sees only
+	// leader changes; node 2 is the one not coordinating it.
+	stop := int32(1)
+	if coordinatorNode(m.b, group) == 1 {
+		stop = 2
+	}
+	brokers := func(want ...int32) {
+		t.Helper()
+		// A new client: kgo answers an admin Metadata from its cache
+		// for a while.
+		md, err := kadm.NewClient(m.client(t)).Metadata(m.ctx, topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := md.Brokers.NodeIDs()
+		if fmt.Sprint(ids) != fmt.Sprint(want) {
+			t.Fatalf("metadata brokers %v, want %v", ids, want)
+		}
+		for _, p := range md.Topics[topic].Partitions {
+			if len(p.ISR) != len(want) || len(p.Replicas) != 3 || len(p.OfflineReplicas) != 3-len(want) {
+				t.Fatalf("partition %+v with brokers %v", p, want)
+			}
+		}
+	}
+	produceValues(t, m.ctx, prod, topic, 0, n/3)
+	stopped, started := false, false
+	seen := m.consumeGroup(t, cons, n, func(seen int) {
+		switch {
+		case !stopped && seen >= n/6:
+			if err := m.b.StopNode(stop); err != nil {
+				t.Fatal(err)
+			}
+			stopped = true
+			brokers(live(stop)...)
+			produceValues(t, m.ctx, prod, topic, n/3, n/3)
+		case stopped && !started && seen >= n/2:
+			if err := m.b.StartNode(stop); err != nil {
+				t.Fatal(err)
+			}
+			started = true
+			brokers(0, 1, 2)
+			for _, p := range m.b.Cluster().Partitions {
+				if p.Leader == stop {
+					t.Fatalf("restarted node %d leads %+v", stop, p)
+				}
+			}
+			produceValues(t, m.ctx, prod, topic, 2*n/3, n/3)
+		}
+	})
+	if !stopped || !started {
+		t.Fatalf("stopped %v started %v", stopped, started)
+	}
+	m.checkOnceAndCommitted(t, seen, n, group, topic)
+}
+
+func coordinatorNode(b *broker.Broker, group string) int32 {
+	for _, c := range b.Cluster().Coordinators {
+		if c.Key == group {
+			return c.Node
+		}
+	}
+	return int32(cluster.Slot(group) % 3) // not known yet: its slot's first leader
+}
+
+// live is nodes 0..2 without stopped.
+func live(stopped int32) []int32 {
+	var out []int32
+	for id := range int32(3) {
+		if id != stopped {
+			out = append(out, id)
+		}
+	}
+	return out
 }
