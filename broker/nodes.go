@@ -257,6 +257,21 @@ func (s *shareLeadership) check(tp shareserve.TopicPartition) error {
 	return notLeaderErr(tp, l)
 }
 
+// shareLeads reports whether node leads tp, for shareserve's
+// release-where-led; a topic or partition that does not exist has no
+// records to release.
+func (b *Broker) shareLeads(node int32, tp shareserve.TopicPartition) bool {
+	if b.cfg.Nodes == 1 {
+		return true
+	}
+	t := b.store.TopicByID(tp.TopicID)
+	if t == nil || t.Partition(tp.Partition) == nil {
+		return true
+	}
+	_, code := b.checkLeader(node, t, tp.Partition, noEpoch)
+	return code == 0
+}
+
 func notLeaderErr(tp shareserve.TopicPartition, l cluster.Leadership) error {
 	return fmt.Errorf("%w: partition %d of topic %x is led by node %d", errNotLeader, tp.Partition, tp.TopicID[:], l.Leader)
 }
@@ -291,13 +306,14 @@ func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadersh
 	if t == nil || t.Partition(p) == nil {
 		return cluster.Leadership{}, fmt.Errorf("%w: %s-%d", cluster.ErrUnknownPartition, topic, p)
 	}
-	b.leadership(t, p) // placed before it moves
+	from := b.leadership(t, p) // placed before it moves
 	b.leadersMoved.Store(true)
 	l, err := b.cluster.MoveLeader(topic, p, node)
 	if err != nil {
 		return l, err
 	}
 	t.Partition(p).SetLeaderEpoch(l.Epoch)
+	b.shares.LeaderMoved(t.ID, p, from.Leader, l.Leader) // docs/cluster.md move-frees-acquired
 	b.log.Info("leader moved", attrTopic, topic, attrPartition, p, "leader", l.Leader, "leader_epoch", l.Epoch)
 	return l, nil
 }
