@@ -42,9 +42,11 @@ package broker
 //     (answers-as-kafka). Partition errors carry a message.
 //   - A partition another node leads (not-leader) answers
 //     NOT_LEADER_OR_FOLLOWER with its CurrentLeader, and the answer the
-//     leader's NodeEndpoints (KIP-951); its acknowledgements are refused
-//     with the same code and nothing is acquired from it. Share sessions
-//     are per node, as each Kafka broker keeps its own.
+//     leader's NodeEndpoints (KIP-951); nothing is acquired from it, also
+//     when its leader moves away while the request waits. Its
+//     acknowledgements answer UNKNOWN_TOPIC_OR_PARTITION: the node holds
+//     no share partition for it (docs/cluster.md share-ack-after-move).
+//     Share sessions are per node, as each Kafka broker keeps its own.
 //   - With share.isolation.level=read_committed records are acquired only
 //     below the last stable offset, and batches of aborted transactions
 //     are archived as they are acquired (share-read-committed).
@@ -125,8 +127,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 			if len(rp.AcknowledgementBatches) > 0 {
 				tp := shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
 				if err := led.check(tp); err != nil {
-					f.Refuse(tp, err, true)
-					continue
+					f.Refuse(tp, err) // and shareserve refuses its acknowledgements
 				}
 				f.Acknowledge(tp, req.Version, req.IsRenewAck, fetchAckBatches(rp.AcknowledgementBatches), now)
 			}
@@ -151,22 +152,22 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 		for _, sp := range parts {
 			if err := led.check(sp.TopicPartition); err != nil {
 				if f.Answer(sp.TopicPartition) == nil {
-					f.Refuse(sp.TopicPartition, err, false)
+					f.Refuse(sp.TopicPartition, err)
 				}
 				continue
 			}
 			ours = append(ours, sp)
 		}
+		f.CheckLeader(led.check) // a leader may move while the request waits
 	}
 	if f.Plan(ours, req.ShareSessionEpoch, b.shareFetchLimits(req, mode)) {
 		deadline := b.clock.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
 		if f.Refused() {
 			deadline = b.clock.Now()
 		}
-		b.longPoll(deadline, func(wake chan<- struct{}) (bool, func()) {
-			done, unwatch := f.Attempt(wake)
-			return done || led.refuseMoved(f, ours), unwatch
-		})
+		// A leader that moves while the request waits wakes it, and the
+		// next attempt refuses the partition (CheckLeader above).
+		b.longPoll(deadline, f.Attempt)
 	}
 	writeShareFetchAnswers(resp, f.Listed(req.ShareSessionEpoch, parts), f, led)
 	return resp, nil

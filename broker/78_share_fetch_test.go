@@ -42,6 +42,13 @@ func newRawShare(t *testing.T, n int, clock ...locktimer.Clock) *rawShare {
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	return &rawShare{t: t, c: dialRaw(t, addr), group: "g", topicID: seedShareTopic(t, ctx, cl, n)}
+}
+
+// seedShareTopic produces n records to "t" (cl's default topic), one per
+// batch, makes group "g" read from the earliest, and returns the topic ID.
+func seedShareTopic(t *testing.T, ctx context.Context, cl *kgo.Client, n int) [16]byte {
+	t.Helper()
 	for i := range n {
 		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
 			t.Fatal(err)
@@ -56,7 +63,7 @@ func newRawShare(t *testing.T, n int, clock ...locktimer.Clock) *rawShare {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &rawShare{t: t, c: dialRaw(t, addr), group: "g", topicID: resp.Topics[0].TopicID}
+	return resp.Topics[0].TopicID
 }
 
 type ackSpec struct {

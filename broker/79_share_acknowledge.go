@@ -16,9 +16,12 @@ package broker
 //     on its partitions are released (row 8).
 //   - AcquisitionLockTimeoutMs (v2) is the group's lock duration, so a
 //     member that renewed can compute its new deadline.
-//   - A partition another node leads (not-leader) answers
-//     NOT_LEADER_OR_FOLLOWER with its CurrentLeader, and the answer the
-//     leader's NodeEndpoints (KIP-951); nothing is acknowledged there.
+//   - A partition another node leads answers UNKNOWN_TOPIC_OR_PARTITION,
+//     without CurrentLeader: Kafka's SharePartitionManager.acknowledge
+//     finds no share partition in the node's cache, which holds only what
+//     it leads (docs/cluster.md share-ack-after-move). Nothing is
+//     acknowledged there; after a leader move the records acquired from
+//     the old leader are already free on the new one.
 //   - Kafka checks neither that the group exists nor that the member is in
 //     it; ownership of records is by member ID.
 //   - A top-level error has a null ErrorMessage: Kafka answers those with
@@ -49,7 +52,6 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 	}
 	resp.AcquisitionLockTimeoutMillis = int32(b.groupConfigs.Share(key.Group).RecordLockDuration.Milliseconds())
 	now := b.clock.Now()
-	led := newShareLeadership(b, r.conn)
 	for _, rt := range req.Topics {
 		st := kmsg.NewShareAcknowledgeResponseTopic()
 		st.TopicID = rt.TopicID
@@ -57,23 +59,12 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 			sp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			sp.Partition = rp.Partition
 			tp := shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
-			err := led.check(tp)
-			if err == nil {
-				err = b.shares.Acknowledge(key, tp, req.Version, req.IsRenewAck, ackRequestAckBatches(rp.AcknowledgementBatches), now)
-			} else {
-				l := led.refused[tp]
-				sp.CurrentLeader.LeaderID, sp.CurrentLeader.LeaderEpoch = l.Leader, l.Epoch
-			}
+			err := b.shares.Acknowledge(key, tp, req.Version, req.IsRenewAck, ackRequestAckBatches(rp.AcknowledgementBatches), now)
 			sp.ErrorCode, sp.ErrorMessage = codeFor(err), errMessage(err)
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
-	led.endpoints.each(func(node int32, ep endpoint) {
-		ne := kmsg.NewShareAcknowledgeResponseNodeEndpoint()
-		ne.NodeID, ne.Host, ne.Port = node, ep.host, ep.port
-		resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
-	})
 	if req.ShareSessionEpoch == -1 {
 		b.shares.CloseSession(key, b.clock.Now())
 	}

@@ -179,6 +179,7 @@ func New(cfg Config) (*Broker, error) {
 		OnLockFire: func(late time.Duration) {
 			b.metrics.fireDelay.Observe(late.Seconds())
 		},
+		Leads: b.shareLeads,
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()

@@ -232,6 +232,7 @@ type SharePartitionJSON struct {
 	Topic           string      `json:"topic"`
 	TopicID         string      `json:"topic_id"`
 	Partition       int32       `json:"partition"`
+	Leader          int32       `json:"leader"` // the node serving it (share-state-follows-partition)
 	SPSO            int64       `json:"spso"`
 	SPEO            int64       `json:"speo"`
 	InFlightRecords int64       `json:"in_flight_records"`
@@ -286,7 +287,7 @@ func (b *Broker) ShareGroup(id string) (out ShareGroupJSON, ok bool) {
 		}
 		s := p.Part.Share.Snapshot()
 		pj := SharePartitionJSON{Topic: t.Name, TopicID: topicIDString(t.ID), Partition: p.Key.Partition,
-			SPSO: s.SPSO, SPEO: s.SPEO, InFlightRecords: s.InFlight, NextFetchOffset: s.NextFetchOffset,
+			Leader: b.leadership(t, p.Key.Partition).Leader, SPSO: s.SPSO, SPEO: s.SPEO, InFlightRecords: s.InFlight, NextFetchOffset: s.NextFetchOffset,
 			Ranges: make([]RangeJSON, 0, len(s.Ranges))}
 		for _, rs := range s.Ranges {
 			pj.Ranges = append(pj.Ranges, rangeJSON(rs))

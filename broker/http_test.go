@@ -173,6 +173,7 @@ func TestMetricsAfterShareScenario(t *testing.T) {
 		{"sharebroker_share_records_in_flight", map[string]string{"group": semGroup, "topic": semTopic, "partition": "0"}, 1},
 		{"sharebroker_locktimer_timers", nil, 0},
 		{"sharebroker_share_sessions", nil, 2},
+		{"sharebroker_share_records_released_on_leader_move_total", nil, 0},
 		{"sharebroker_requests_total", map[string]string{"api": "Produce", "error_code": "0"}, 2},
 		{"sharebroker_panics_recovered_total", nil, 0},
 		{"sharebroker_frames_rejected_total", map[string]string{"reason": "malformed_header"}, 0},

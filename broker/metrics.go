@@ -155,10 +155,6 @@ func (m *metrics) fill() {
 			return float64(len(b.conns))
 		}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "sharebroker_share_sessions",
-			Help: "Open share sessions.",
-		}, func() float64 { return float64(b.shares.Sessions.Count()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sharebroker_locktimer_timers",
 			Help: "Live acquisition-lock timers.",
 		}, func() float64 { return float64(b.shares.LockTimers()) }),
@@ -291,6 +287,10 @@ var (
 		"Records archived, by reason.", []string{"reason"}, nil)
 	descMemberReleased = prometheus.NewDesc("sharebroker_share_records_released_on_close_total",
 		"Records released because their member's share session closed or its connection dropped.", nil, nil)
+	descLeaderMoved = prometheus.NewDesc("sharebroker_share_records_released_on_leader_move_total",
+		"Records acquired on a node that lost its partition's leadership, freed for the new leader.", nil, nil)
+	descSessions = prometheus.NewDesc("sharebroker_share_sessions",
+		"Open share sessions, by node: each node keeps its own.", []string{"node"}, nil)
 	descInFlight = prometheus.NewDesc("sharebroker_share_records_in_flight",
 		"Records in a share partition's in-flight window (SPEO - SPSO + 1 when non-empty).",
 		[]string{"group", "topic", "partition"}, nil)
@@ -300,7 +300,7 @@ var (
 
 func (c *shareCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAcquired, descAcknowledged, descRenewals, descExpirations,
-		descArchived, descMemberReleased, descInFlight, descDelivery} {
+		descArchived, descMemberReleased, descLeaderMoved, descSessions, descInFlight, descDelivery} {
 		ch <- d
 	}
 }
@@ -320,6 +320,11 @@ func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descArchived, ctr.Archived[r].Load(), name)
 	}
 	counter(descMemberReleased, ctr.MemberReleased.Load())
+	counter(descLeaderMoved, ctr.LeaderMoved.Load())
+	for _, n := range c.b.cluster.Nodes() { // N series, N small
+		ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue,
+			float64(c.b.shares.Sessions.CountOn(n.ID)), strconv.Itoa(int(n.ID)))
+	}
 	ch <- c.b.metrics.delivery.metric(descDelivery)
 	for _, p := range c.b.shares.All() {
 		t := c.b.store.TopicByID(p.Key.TopicID)

@@ -18,9 +18,10 @@ import (
 // leadershipMoved does, for partitions whose leader just changed (a test
 // move or a node's failover), what every node must see at once: the new
 // epoch starts at the log end offset in the partition's leader-epoch
-// history (epoch-cache), and Fetch and ShareFetch long polls parked on the
+// history (epoch-cache), the share partitions move from the old leader
+// (from) to the new one, and Fetch and ShareFetch long polls parked on the
 // partition wake and answer (move-wakes-polls).
-func (b *Broker) leadershipMoved(moves ...cluster.PartitionLeadership) {
+func (b *Broker) leadershipMoved(from int32, moves ...cluster.PartitionLeadership) {
 	for _, m := range moves {
 		t := b.store.Topic(m.Topic)
 		if t == nil {
@@ -31,9 +32,9 @@ func (b *Broker) leadershipMoved(moves ...cluster.PartitionLeadership) {
 			continue
 		}
 		p.SetLeaderEpoch(m.Epoch)
-		// Share partitions on a leader move (docs/cluster.md §5.2,
-		// move-frees-acquired) are the sharemove slice's: its hook is
-		// called here, before the polls wake.
+		// The share partitions go to the new leader as Kafka's persister
+		// carries them, before the polls wake (move-frees-acquired).
+		b.shares.LeaderMoved(t.ID, m.Partition, from, m.Leader)
 		p.Wake()
 	}
 }
@@ -89,7 +90,7 @@ func (b *Broker) StopNode(id int32) error {
 	if err != nil {
 		return err
 	}
-	b.leadershipMoved(moved...)
+	b.leadershipMoved(id, moved...)
 	b.mu.Lock()
 	for _, l := range b.listeners {
 		if l.node == id {

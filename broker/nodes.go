@@ -257,22 +257,19 @@ func (s *shareLeadership) check(tp shareserve.TopicPartition) error {
 	return notLeaderErr(tp, l)
 }
 
-// refuseMoved refuses, in a parked ShareFetch, the partitions whose
-// leadership moved away from this node since it was checked, so the poll
-// answers them NOT_LEADER_OR_FOLLOWER at once (move-wakes-polls). It
-// reports whether it refused any.
-func (s *shareLeadership) refuseMoved(f *shareserve.Fetch, parts []shareserve.SessionPartition) bool {
-	if s.b.cfg.Nodes == 1 {
-		return false
+// shareLeads reports whether node leads tp, for shareserve's
+// release-where-led; a topic or partition that does not exist has no
+// records to release.
+func (b *Broker) shareLeads(node int32, tp shareserve.TopicPartition) bool {
+	if b.cfg.Nodes == 1 {
+		return true
 	}
-	refused := false
-	for _, sp := range parts {
-		if err := s.check(sp.TopicPartition); err != nil {
-			f.Refuse(sp.TopicPartition, err, false)
-			refused = true
-		}
+	t := b.store.TopicByID(tp.TopicID)
+	if t == nil || t.Partition(tp.Partition) == nil {
+		return true
 	}
-	return refused
+	_, code := b.checkLeader(node, t, tp.Partition, noEpoch)
+	return code == 0
 }
 
 func notLeaderErr(tp shareserve.TopicPartition, l cluster.Leadership) error {
@@ -316,7 +313,7 @@ func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadersh
 	if err != nil || l == before {
 		return l, err
 	}
-	b.leadershipMoved(cluster.PartitionLeadership{Topic: topic, Partition: p, Leadership: l})
+	b.leadershipMoved(before.Leader, cluster.PartitionLeadership{Topic: topic, Partition: p, Leadership: l})
 	b.log.Info("leader moved", attrTopic, topic, attrPartition, p, "leader", l.Leader, "leader_epoch", l.Epoch)
 	return l, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -11,9 +12,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/internal/testbroker"
 )
 
 // kgoNodes and kgoSpread are the cluster and the topic of the kgo test.
@@ -391,4 +394,159 @@ func live(stopped int32) []int32 {
 		}
 	}
 	return out
+}
+
+// Rules move-frees-acquired and share-ack-after-move with a real client:
+// two kgo share consumers drain 6 partitions led by 3 nodes while two
+// leaders move under them. Records acquired on an old leader are freed
+// and delivered again; the acknowledgements sent for them fail, so every
+// record ends accepted exactly once (the broker's accept counter equals
+// the records produced; an ACKNOWLEDGED record can never be accepted
+// again), and the share lag ends 0.
+func TestShareKgoLeaderMoves(t *testing.T) {
+	b := testbroker.Start(t, broker.Config{Nodes: 3, HTTP: "127.0.0.1:0", Props: map[string]string{"num.partitions": "6"}})
+	var seeds []string
+	for _, a := range b.NodeAddrs() {
+		seeds = append(seeds, a.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	admin, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.AllowAutoTopicCreation(),
+		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	const topic, groupID, n = "moving", "movers", 1200
+	setGroupConfig(t, ctx, admin, groupID, "share.auto.offset.reset", "earliest")
+	produceValues(t, ctx, admin, topic, 0, 1)
+	leaders := map[int32]bool{}
+	for _, p := range b.Cluster().Partitions {
+		leaders[p.Leader] = true
+	}
+	if len(leaders) != 3 {
+		t.Fatalf("partitions led by %d nodes; want 3", len(leaders))
+	}
+
+	consumers := []*kgo.Client{
+		newShareConsumer(t, seeds[0], topic, groupID, kgo.ShareMaxRecords(20), kgo.ShareMaxRecordsStrict()),
+		newShareConsumer(t, seeds[1], topic, groupID, kgo.ShareMaxRecords(20), kgo.ShareMaxRecordsStrict()),
+	}
+	// Each member holds the records of its polls until the leaders have
+	// moved, so the moves find records acquired on the old leaders.
+	moved := make(chan struct{})
+	var mu sync.Mutex
+	seen := map[string]int{} // value -> deliveries seen by either member
+	runCtx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	consume := func(cl *kgo.Client) {
+		defer wg.Done()
+		for runCtx.Err() == nil {
+			recs := cl.PollFetches(runCtx).Records()
+			if len(recs) == 0 {
+				continue
+			}
+			mu.Lock()
+			for _, r := range recs {
+				seen[string(r.Value)]++
+			}
+			mu.Unlock()
+			select {
+			case <-moved:
+			case <-runCtx.Done():
+			}
+			for _, r := range recs {
+				r.Ack(kgo.AckAccept)
+			}
+			_ = cl.FlushAcks(runCtx) // acks to an old leader fail, by design
+		}
+	}
+	for _, cl := range consumers {
+		wg.Add(1)
+		go consume(cl)
+	}
+	waitForMembers(t, ctx, admin, groupID, 2)
+	produceValues(t, ctx, admin, topic, 1, n/2-1)
+	// Move two leaders holding acquired records, each to the next node.
+	held := heldPartitions(t, ctx, b, groupID)
+	first := b.Cluster().Nodes[0].ID
+	for _, p := range held[:2] {
+		l := b.Cluster().Partitions[p].Leader
+		if _, err := b.MoveLeader(topic, p, first+(l-first+1)%3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(moved)
+	produceValues(t, ctx, admin, topic, n/2, n/2)
+
+	// Wait until the group has nothing left to deliver.
+	for ctx.Err() == nil && !drained(t, ctx, admin, groupID, topic) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	stop()
+	wg.Wait()
+	if ctx.Err() != nil {
+		t.Fatalf("not drained before the deadline: %d distinct records seen of %d", len(seen), n)
+	}
+	fams := scrape(t, "http://"+b.HTTPAddr().String())
+	if got := metricValue(t, fams, "sharebroker_share_records_acknowledged_total", map[string]string{"type": "accept"}); got != n {
+		t.Fatalf("%v records accepted; want each of %d exactly once", got, n)
+	}
+	if got := metricValue(t, fams, "sharebroker_share_records_released_on_leader_move_total", nil); got == 0 {
+		t.Fatal("the moves freed no records")
+	}
+	redelivered := 0
+	for _, c := range seen {
+		redelivered += c - 1
+	}
+	if len(seen) != n {
+		t.Fatalf("saw %d distinct records; want %d", len(seen), n)
+	}
+	t.Logf("%d deliveries repeated after the moves; %v records freed by them", redelivered,
+		metricValue(t, fams, "sharebroker_share_records_released_on_leader_move_total", nil))
+}
+
+// heldPartitions waits until at least two partitions of the group's share
+// state hold ACQUIRED records and returns them.
+func heldPartitions(t *testing.T, ctx context.Context, b *broker.Broker, group string) []int32 {
+	t.Helper()
+	for ctx.Err() == nil {
+		g, _ := b.ShareGroup(group)
+		var held []int32
+		for _, p := range g.Partitions {
+			if slices.ContainsFunc(p.Ranges, func(r broker.RangeJSON) bool { return r.State == "ACQUIRED" }) {
+				held = append(held, p.Partition)
+			}
+		}
+		if len(held) >= 2 {
+			return held
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatal("no two partitions with acquired records before the deadline")
+	return nil
+}
+
+// drained reports whether every partition of topic has share lag 0 for
+// group, asking the group's coordinator (kgo routes the request).
+func drained(t *testing.T, ctx context.Context, cl *kgo.Client, group, topic string) bool {
+	t.Helper()
+	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	req.Version = 1
+	g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+	g.GroupID = group
+	rt := kmsg.NewDescribeShareGroupOffsetsRequestGroupTopic()
+	rt.Topic, rt.Partitions = topic, []int32{0, 1, 2, 3, 4, 5}
+	g.Topics = append(g.Topics, rt)
+	req.Groups = append(req.Groups, g)
+	resp, err := req.RequestWith(ctx, cl)
+	if err != nil || resp.Groups[0].ErrorCode != 0 {
+		return false
+	}
+	for _, p := range resp.Groups[0].Topics[0].Partitions {
+		if p.ErrorCode != 0 || p.Lag != 0 {
+			return false
+		}
+	}
+	return true
 }

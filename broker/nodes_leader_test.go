@@ -1,16 +1,22 @@
 package broker_test
 
 import (
+	"context"
 	"encoding/binary"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
+	"github.com/sharebroker/sharebroker/internal/testbroker"
+	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // leaderSetup is a 3-node broker with topic "t" of 3 partitions, one led
@@ -279,10 +285,11 @@ func TestNodesEpochHistoryOverTheWire(t *testing.T) {
 	}
 }
 
-// Rule: not-leader: ShareFetch and ShareAcknowledge answer a partition
-// another node leads with NOT_LEADER_OR_FOLLOWER, its CurrentLeader and
-// the leader's NodeEndpoints; acknowledgements there are refused, and the
-// node's own partitions are served in the same request.
+// Rule: not-leader: ShareFetch answers a partition another node leads with
+// NOT_LEADER_OR_FOLLOWER, its CurrentLeader and the leader's
+// NodeEndpoints; acknowledgements there answer UNKNOWN_TOPIC_OR_PARTITION
+// (share-ack-after-move), and the node's own partitions are served in the
+// same request.
 func TestNodesShareNotLeader(t *testing.T) {
 	s := newLeaderSetup(t)
 	node := s.leader(0)
@@ -359,12 +366,193 @@ func TestNodesShareNotLeader(t *testing.T) {
 	if aps[0].ErrorCode != 0 {
 		t.Fatalf("ack on the leader: %+v", aps[0])
 	}
-	if aps[1].ErrorCode != kerr.NotLeaderForPartition.Code || aps[1].CurrentLeader.LeaderID != s.leader(other) {
+	// share-ack-after-move: the node holds no share partition for what it
+	// does not lead, so Kafka answers UNKNOWN_TOPIC_OR_PARTITION there,
+	// without CurrentLeader or endpoints.
+	if aps[1].ErrorCode != kerr.UnknownTopicOrPartition.Code || aps[1].CurrentLeader.LeaderID == s.leader(other) {
 		t.Fatalf("ack elsewhere: %+v", aps[1])
 	}
-	ids, hosts, ports = nil, nil, nil
-	for _, n := range aresp.NodeEndpoints {
-		ids, hosts, ports = append(ids, n.NodeID), append(hosts, n.Host), append(ports, n.Port)
+	if len(aresp.NodeEndpoints) != 0 {
+		t.Fatalf("ack elsewhere named endpoints: %+v", aresp.NodeEndpoints)
 	}
-	s.wantEndpoint(t, s.leader(other), ids, hosts, ports)
+}
+
+// moveSetup is a 3-node broker on a manual clock with topic "t" (one
+// partition) holding n records and group "g" reading from the earliest
+// with 15 s locks; raw members can speak to any node.
+type moveSetup struct {
+	t       *testing.T
+	b       *broker.Broker
+	clock   *locktimer.ManualClock
+	ctx     context.Context
+	cl      *kgo.Client
+	base    string
+	addrs   map[int32]string
+	topicID [16]byte
+}
+
+func newMoveSetup(t *testing.T, n int) *moveSetup {
+	t.Helper()
+	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
+	b := testbroker.Start(t, broker.Config{Nodes: 3, Clock: clock, HTTP: "127.0.0.1:0"})
+	s := &moveSetup{t: t, b: b, clock: clock, base: "http://" + b.HTTPAddr().String(), addrs: map[int32]string{}}
+	var seeds []string
+	for i, a := range b.NodeAddrs() {
+		s.addrs[b.Cluster().Nodes[i].ID] = a.String()
+		seeds = append(seeds, a.String())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	s.ctx, s.cl = ctx, cl
+	s.topicID = seedShareTopic(t, ctx, cl, n)
+	setGroupConfig(t, ctx, cl, "g", "share.record.lock.duration.ms", "15000")
+	return s
+}
+
+// member is a raw share member talking to node.
+func (s *moveSetup) member(node int32) *rawShare {
+	return &rawShare{t: s.t, c: dialRaw(s.t, s.addrs[node]), group: "g", topicID: s.topicID}
+}
+
+func (s *moveSetup) leader() int32 {
+	for _, p := range s.b.Cluster().Partitions {
+		if p.Topic == "t" && p.Partition == 0 {
+			return p.Leader
+		}
+	}
+	s.t.Fatal("no partition t-0")
+	return -1
+}
+
+// window returns the share partition of t-0 as GET /v1/share-groups/g
+// shows it.
+func (s *moveSetup) window() broker.SharePartitionJSON {
+	s.t.Helper()
+	g, ok := s.b.ShareGroup("g")
+	if !ok || len(g.Partitions) != 1 {
+		s.t.Fatalf("share group g: %+v", g)
+	}
+	return g.Partitions[0]
+}
+
+func wantRange(t *testing.T, w broker.SharePartitionJSON, state, owner string, count int16) {
+	t.Helper()
+	if len(w.Ranges) != 1 || w.Ranges[0].FirstOffset != 0 || w.Ranges[0].LastOffset != 2 ||
+		w.Ranges[0].State != state || w.Ranges[0].Owner != owner || w.Ranges[0].DeliveryCount != count {
+		t.Fatalf("window %+v; want 0-2 %s owner %q count %d", w, state, owner, count)
+	}
+}
+
+// Rules move-frees-acquired, share-fetch-not-leader, share-ack-after-move,
+// renew-after-move, locks-die-with-leadership (docs/cluster.md §5.2).
+func TestShareLeaderMoveHandsOver(t *testing.T) {
+	s := newMoveSetup(t, 3)
+	a := s.leader()
+	bNode := s.b.Cluster().Nodes[0].ID
+	if bNode == a {
+		bNode = s.b.Cluster().Nodes[1].ID
+	}
+	onA := s.member(a)
+	acquired := func(resp *kmsg.ShareFetchResponse, count int16) {
+		t.Helper()
+		p := partitionOf(t, resp)
+		if p.ErrorCode != 0 || p.AcknowledgeErrorCode != 0 || len(p.AcquiredRecords) != 1 ||
+			p.AcquiredRecords[0].FirstOffset != 0 || p.AcquiredRecords[0].LastOffset != 2 || p.AcquiredRecords[0].DeliveryCount != count {
+			t.Fatalf("want 0-2 acquired at count %d: %+v", count, p)
+		}
+	}
+	// m1 on A: a first delivery, released (Kafka persists AVAILABLE@1),
+	// and a second delivery in the same request (not persisted).
+	acquired(onA.fetch(2, "m1", 0, nil, nil), 1)
+	acquired(onA.fetch(2, "m1", 1, []ackSpec{{0, 2, []int8{2}}}, nil), 2)
+	if w := s.window(); w.Leader != a {
+		t.Fatalf("leader %d; want %d", w.Leader, a)
+	}
+	wantRange(t, s.window(), "ACQUIRED", "m1", 2)
+
+	if _, err := s.b.MoveLeader("t", 0, bNode); err != nil {
+		t.Fatal(err)
+	}
+	w := s.window()
+	wantRange(t, w, "AVAILABLE", "", 1)
+	if w.Leader != bNode || w.SPSO != 0 || w.SPEO != 2 {
+		t.Fatalf("after the move: %+v", w)
+	}
+
+	// The old leader holds no share partition for t-0 any more.
+	ar := onA.ack(2, "m1", 2, false, []ackSpec{{0, 2, []int8{1}}})
+	if ar.ErrorCode != 0 || ar.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("ACCEPT on the old leader: %+v", ar)
+	}
+	rr := onA.ack(2, "m1", 3, true, []ackSpec{{0, 2, []int8{4}}})
+	if rr.ErrorCode != 0 || rr.Topics[0].Partitions[0].ErrorCode != kerr.UnknownTopicOrPartition.Code {
+		t.Fatalf("RENEW on the old leader: %+v", rr)
+	}
+	// share-fetch-not-leader: the partition stays in A's session and
+	// answers NOT_LEADER_OR_FOLLOWER with the new leader.
+	nl := onA.fetch(2, "m1", 4, nil, func(r *kmsg.ShareFetchRequest) { r.Topics = nil })
+	if p := partitionOf(t, nl); p.ErrorCode != kerr.NotLeaderForPartition.Code || p.CurrentLeader.LeaderID != bNode || len(p.AcquiredRecords) != 0 {
+		t.Fatalf("share fetch on the old leader: %+v", p)
+	}
+
+	// The new leader hands them out again, at the count Kafka would.
+	s.clock.Advance(10 * time.Second)
+	onB := s.member(bNode)
+	acquired(onB.fetch(2, "m2", 0, nil, nil), 2)
+	// locks-die-with-leadership: m1's lock (due at +15 s) never fires.
+	s.clock.Advance(6 * time.Second)
+	wantRange(t, s.window(), "ACQUIRED", "m2", 2)
+	fams := scrape(t, s.base)
+	if got := metricValue(t, fams, "sharebroker_share_lock_expirations_total", nil); got != 0 {
+		t.Fatalf("%v lock expirations; want 0", got)
+	}
+	if got := metricValue(t, fams, "sharebroker_share_records_released_on_leader_move_total", nil); got != 3 {
+		t.Fatalf("%v records released on the move; want 3", got)
+	}
+	if got := metricValue(t, fams, "sharebroker_share_sessions", map[string]string{"node": fmt.Sprint(a)}); got != 1 {
+		t.Fatalf("%v sessions on node %d; want 1", got, a)
+	}
+
+	// m1's acknowledgement of what it acquired on A fails on B too: the
+	// records are m2's now. m2's succeeds.
+	m1OnB := s.member(bNode)
+	if p := partitionOf(t, m1OnB.fetch(2, "m1", 0, nil, nil)); len(p.AcquiredRecords) != 0 {
+		t.Fatalf("m1 on the new leader: %+v", p)
+	}
+	if r := m1OnB.ack(2, "m1", 1, false, []ackSpec{{0, 2, []int8{1}}}); r.Topics[0].Partitions[0].ErrorCode != kerr.InvalidRecordState.Code {
+		t.Fatalf("m1's ACCEPT on the new leader: %+v", r)
+	}
+	if r := onB.ack(2, "m2", 1, false, []ackSpec{{0, 2, []int8{1}}}); r.ErrorCode != 0 || r.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Fatalf("m2's ACCEPT on the new leader: %+v", r)
+	}
+	// The group's coordinator answers DescribeShareGroupOffsets (kgo
+	// routes it there): nothing left to deliver.
+	if start, lag := s.shareOffset("g"); start != 3 || lag != 0 {
+		t.Fatalf("start %d lag %d; want 3 and 0", start, lag)
+	}
+}
+
+// shareOffset returns the start offset and lag of t-0 for group, asking
+// the group's coordinator.
+func (s *moveSetup) shareOffset(group string) (start, lag int64) {
+	s.t.Helper()
+	req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+	req.Version = 1
+	g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+	g.GroupID = group
+	rt := kmsg.NewDescribeShareGroupOffsetsRequestGroupTopic()
+	rt.Topic, rt.Partitions = "t", []int32{0}
+	g.Topics = append(g.Topics, rt)
+	req.Groups = append(req.Groups, g)
+	resp, err := req.RequestWith(s.ctx, s.cl)
+	if err != nil || resp.Groups[0].ErrorCode != 0 {
+		s.t.Fatalf("describe share group offsets: %v %+v", err, resp)
+	}
+	p := resp.Groups[0].Topics[0].Partitions[0]
+	return p.StartOffset, p.Lag
 }

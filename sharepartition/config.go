@@ -85,5 +85,6 @@ type Counters struct {
 	Acknowledged    [numAckTypes]atomic.Int64 // by AckType; index AckRenew counts renewed records
 	LockExpirations atomic.Int64
 	MemberReleased  atomic.Int64 // records released by session close / disconnect
+	LeaderMoved     atomic.Int64 // ACQUIRED records freed because their partition's leader moved
 	Archived        [NumArchiveReasons]atomic.Int64
 }

@@ -400,6 +400,13 @@ func (sp *SharePartition) transitionLocked(s slot, ev event, member string, now 
 		// An expiry arrives with the handle already cleared by expire.
 		sp.disarmLocked(r)
 		r.owner = ""
+	case evLeaderMoved:
+		// The attempt is undone: the count goes back to the one persisted
+		// when it began.
+		sp.disarmLocked(r)
+		r.owner = ""
+		r.count--
+		sp.ctr.LeaderMoved.Add(n)
 	}
 	switch ev {
 	case evAccept:
@@ -431,7 +438,9 @@ func (sp *SharePartition) transitionLocked(s slot, ev event, member string, now 
 		case last < sp.spso:
 			to = Archived
 			sp.ctr.Archived[ArchivedLogStart].Add(n)
-		case r.count >= sp.cfg.DeliveryCountLimit:
+		case r.count >= sp.cfg.DeliveryCountLimit && ev != evLeaderMoved:
+			// A moved record is loaded AVAILABLE whatever its count, like
+			// any AVAILABLE record past a lowered limit.
 			to = Archived
 			sp.ctr.Archived[ArchivedDeliveryLimit].Add(n)
 		default:

@@ -54,22 +54,23 @@ func (s State) String() string {
 type event uint8
 
 const (
-	evAcquire    event = iota // row 1
-	evAccept                  // row 2
-	evReject                  // row 3
-	evGap                     // row 4
-	evRelease                 // row 5
-	evRenew                   // row 6
-	evExpire                  // row 7
-	evMemberGone              // row 8: session closed or connection dropped
-	evLogStart                // row 9: log start offset moved past an AVAILABLE record
-	evVanish                  // row 10: its producer batch was compacted away
-	evAbort                   // row 11: aborted transaction under read_committed
+	evAcquire     event = iota // row 1
+	evAccept                   // row 2
+	evReject                   // row 3
+	evGap                      // row 4
+	evRelease                  // row 5
+	evRenew                    // row 6
+	evExpire                   // row 7
+	evMemberGone               // row 8: session closed or connection dropped
+	evLogStart                 // row 9: log start offset moved past an AVAILABLE record
+	evVanish                   // row 10: its producer batch was compacted away
+	evAbort                    // row 11: aborted transaction under read_committed
+	evLeaderMoved              // row 12: the partition's leadership moved to another node
 	numEvents
 )
 
 var eventNames = [numEvents]string{"acquire", "accept", "reject", "gap", "release", "renew",
-	"expire", "member-gone", "log-start", "vanish", "abort"}
+	"expire", "member-gone", "log-start", "vanish", "abort", "leader-moved"}
 
 func (e event) String() string {
 	if e < numEvents {
@@ -101,6 +102,9 @@ var next = [numStates][numEvents]State{
 		evExpire:     Available,
 		evMemberGone: Available,
 		evAbort:      Archived,
+		// The new leader loads what was last persisted; an acquisition
+		// never was (LeaderMoved).
+		evLeaderMoved: Available,
 	},
 }
 

@@ -12,7 +12,8 @@ func TestStateTableCells(t *testing.T) {
 	legal := map[State]map[event]State{
 		Available: {evAcquire: Acquired, evLogStart: Archived, evVanish: Archived},
 		Acquired: {evAccept: Acknowledged, evReject: Archived, evGap: Archived, evRelease: Available,
-			evRenew: Acquired, evExpire: Available, evMemberGone: Available, evAbort: Archived},
+			evRenew: Acquired, evExpire: Available, evMemberGone: Available, evAbort: Archived,
+			evLeaderMoved: Available},
 	}
 	for s := Available; s <= Archived; s++ {
 		for e := event(0); e < numEvents; e++ {

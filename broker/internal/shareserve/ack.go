@@ -51,7 +51,9 @@ func ValidateAckBatches(version int16, isRenewAck bool, batches []sharepartition
 // member, checking in Kafka's order: the topic ID, the request-level rules
 // (ValidateAckBatches), then the partition and its share state must exist,
 // then the share partition checks offsets and ownership and applies all or
-// nothing (share-groups.md §2.5). Acknowledgements never create share
+// nothing (share-groups.md §2.5). A node that does not lead the partition
+// holds no share state for it, as a Kafka broker caches share partitions
+// only where it leads (docs/cluster.md share-ack-after-move). Acknowledgements never create share
 // state: a partition this group never fetched here has none to
 // acknowledge, which Kafka answers UNKNOWN_TOPIC_OR_PARTITION.
 func (s *Service) Acknowledge(key SessionKey, tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) error {
@@ -67,6 +69,11 @@ func (s *Service) Acknowledge(key SessionKey, tp TopicPartition, version int16, 
 	}
 	if t.Partition(tp.Partition) == nil {
 		return unknownPartition(t, tp.Partition)
+	}
+	if s.leads != nil && !s.leads(key.Node, tp) {
+		// The node holds share partitions only for what it leads; after a
+		// leader move the old leader has dropped it (share-ack-after-move).
+		return fmt.Errorf("%w: node %d does not lead %s-%d, so holds no share state for it", storage.ErrUnknownTopic, key.Node, t.Name, tp.Partition)
 	}
 	p := s.Lookup(Key{Group: key.Group, TopicPartition: tp})
 	if p == nil {

@@ -48,6 +48,9 @@ type Fetch struct {
 	answers       map[TopicPartition]*Answer
 	acked         []TopicPartition
 	refused       bool
+	// leads, when set, is asked before each acquisition whether the node
+	// still leads the partition; its error answers the partition.
+	leads func(TopicPartition) error
 
 	// Set by Plan.
 	order []SessionPartition
@@ -103,18 +106,19 @@ func (f *Fetch) Acknowledge(tp TopicPartition, version int16, isRenewAck bool, b
 	f.acked = append(f.acked, tp)
 }
 
-// Refuse answers tp with err without acknowledging or acquiring: the
-// broker's own reasons (another node leads tp). Plan must not be given tp;
-// acknowledgements it carries are refused with the same error.
-func (f *Fetch) Refuse(tp TopicPartition, err error, acked bool) {
-	a := f.answer(tp)
-	a.Err = err
-	if acked {
-		a.Acked, a.AckErr = true, err
-		f.acked = append(f.acked, tp)
-	}
+// Refuse answers tp with err without acquiring: the broker's own reasons
+// (another node leads tp). Plan must not be given tp. Acknowledgements tp
+// carries are applied or refused by Acknowledge as usual.
+func (f *Fetch) Refuse(tp TopicPartition, err error) {
+	f.answer(tp).Err = err
 	f.refused = true
 }
+
+// CheckLeader makes every acquisition first ask leads whether the node
+// still leads the partition (a leader may move while the request waits);
+// a partition it refuses answers its error, and the request then answers.
+// Without it (one node) nothing is checked.
+func (f *Fetch) CheckLeader(leads func(TopicPartition) error) { f.leads = leads }
 
 // Refused reports whether any partition was refused: the request then
 // answers without waiting, as for any partition error.
@@ -200,54 +204,69 @@ func (f *Fetch) acquireOnce() (acquired, failed bool) {
 		if logStart := log.Offsets().LogStart; sp.StartOffset() < logStart {
 			sp.LogStartMoved(logStart) // rows 9 and §1.4: archive what retention removed
 		}
-		if !sp.CanAcquire() {
-			continue
+		if f.leads != nil {
+			r.part.moving.RLock()
+			if err := f.leads(r.tp); err != nil {
+				r.part.moving.RUnlock()
+				a.Err = err
+				failed = true
+				continue
+			}
 		}
-		next := sp.NextFetchOffset()
-		// share-read-committed: acquire only below the last stable offset;
-		// aborted transactions' batches are marked for archiving.
-		end := int64(math.MaxInt64)
-		if f.readCommitted {
-			end = log.Offsets().LastStable
+		got, err := f.acquireFrom(r, sp, remaining, bytesLeft, now)
+		if f.leads != nil {
+			r.part.moving.RUnlock()
 		}
-		stored, _, err := log.Batches(next, end, int32(min(bytesLeft, math.MaxInt32)))
-		if err != nil {
-			// The log moved under us (retention between the two reads):
-			// nothing to acquire this pass.
-			continue
-		}
-		if len(stored) == 0 {
-			continue
-		}
-		batches := make([]sharepartition.LogBatch, len(stored))
-		for i, s := range stored {
-			batches[i] = sharepartition.LogBatch{BaseOffset: s.BaseOffset, LastOffset: s.LastOffset, Control: s.Control, Aborted: s.Aborted}
-		}
-		ranges, err := sp.Acquire(sharepartition.AcquireRequest{
-			Member:      f.key.Member,
-			FetchOffset: next,
-			Batches:     batches,
-			MaxRecords:  int(remaining),
-			BatchSize:   int(f.lim.BatchSize),
-			Mode:        f.lim.Mode,
-		}, now)
 		if err != nil {
 			a.Err = err
 			failed = true
 			continue
 		}
-		if len(ranges) == 0 {
+		if len(got) == 0 {
 			continue
 		}
-		a.Ranges = append(a.Ranges, ranges...)
-		a.Records = log.ReadRange(a.Ranges[0].FirstOffset, a.Ranges[len(a.Ranges)-1].LastOffset)
-		for _, rg := range ranges {
+		a.Ranges = append(a.Ranges, got...)
+		a.Records = r.log.ReadRange(a.Ranges[0].FirstOffset, a.Ranges[len(a.Ranges)-1].LastOffset)
+		for _, rg := range got {
 			remaining -= rg.LastOffset - rg.FirstOffset + 1
 		}
 		bytesLeft -= int64(a.Records.Len())
 		acquired = true
 	}
 	return acquired, failed
+}
+
+// acquireFrom acquires from one resolved partition within the remaining
+// records and bytes.
+func (f *Fetch) acquireFrom(r resolvedPartition, sp *sharepartition.SharePartition, remaining, bytesLeft int64, now time.Time) ([]sharepartition.AcquiredRange, error) {
+	if !sp.CanAcquire() {
+		return nil, nil
+	}
+	next := sp.NextFetchOffset()
+	// share-read-committed: acquire only below the last stable offset;
+	// aborted transactions' batches are marked for archiving.
+	end := int64(math.MaxInt64)
+	if f.readCommitted {
+		end = r.log.Offsets().LastStable
+	}
+	stored, _, err := r.log.Batches(next, end, int32(min(bytesLeft, math.MaxInt32)))
+	if err != nil || len(stored) == 0 {
+		// Nothing new, or the log moved under us (retention between the
+		// two reads): nothing to acquire this pass.
+		return nil, nil
+	}
+	batches := make([]sharepartition.LogBatch, len(stored))
+	for i, s := range stored {
+		batches[i] = sharepartition.LogBatch{BaseOffset: s.BaseOffset, LastOffset: s.LastOffset, Control: s.Control, Aborted: s.Aborted}
+	}
+	return sp.Acquire(sharepartition.AcquireRequest{
+		Member:      f.key.Member,
+		FetchOffset: next,
+		Batches:     batches,
+		MaxRecords:  int(remaining),
+		BatchSize:   int(f.lim.BatchSize),
+		Mode:        f.lim.Mode,
+	}, now)
 }
 
 // Listed returns the partitions the answer lists, in order, and records in

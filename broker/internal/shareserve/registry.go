@@ -25,6 +25,10 @@ type Partition struct {
 	Share   *sharepartition.SharePartition
 	Log     *storage.Partition
 	waiters notifier
+	// moving is held for writing while a leader move hands the partition
+	// over, and for reading by an acquisition that checked its node still
+	// leads: no acquisition on the old leader survives the handover.
+	moving sync.RWMutex
 }
 
 // Keyed is a share partition with its key, as listings return it.
@@ -46,6 +50,10 @@ type Options struct {
 	GroupConfig func(groupID string) group.ShareGroupConfig
 	// OnLockFire, when set, learns how late each lock timer fired.
 	OnLockFire func(late time.Duration)
+	// Leads, when set, reports whether node leads tp; nil means one node
+	// leads everything. Closing a session releases records only where its
+	// node leads (release-where-led).
+	Leads func(node int32, tp TopicPartition) bool
 }
 
 // Service serves share groups on top of storage and sharepartition: it
@@ -60,6 +68,7 @@ type Service struct {
 	groupConfig func(groupID string) group.ShareGroupConfig
 	timers      *locktimer.Service
 	counters    *sharepartition.Counters
+	leads       func(node int32, tp TopicPartition) bool
 
 	// Sessions is the share-session cache (share-groups.md §2.4).
 	Sessions *Sessions
@@ -76,6 +85,7 @@ func New(o Options) *Service {
 		groupConfig: o.GroupConfig,
 		timers:      locktimer.NewService(o.Clock, o.OnLockFire),
 		counters:    &sharepartition.Counters{},
+		leads:       o.Leads,
 		Sessions:    newSessions(o.MaxSessions),
 		byKey:       make(map[Key]*Partition),
 	}
@@ -227,12 +237,53 @@ func (s *Service) OwnerClosed(owner any, now time.Time) {
 	}
 }
 
+// release releases key's member's records on parts, only where the
+// session's node leads: Kafka's SharePartitionManager.releaseSession looks
+// in the node's own share-partition cache, which holds only what it leads.
 func (s *Service) release(key SessionKey, parts []TopicPartition, now time.Time) {
 	for _, tp := range parts {
+		if s.leads != nil && !s.leads(key.Node, tp) {
+			continue
+		}
 		if p := s.Lookup(Key{Group: key.Group, TopicPartition: tp}); p != nil {
 			p.Share.ReleaseMember(key.Member, now)
 		}
 	}
+}
+
+// LeaderMoved hands every share partition of one topic partition, of
+// every group, from node from to node to (docs/cluster.md
+// move-frees-acquired): ACQUIRED records become AVAILABLE with the
+// delivery count Kafka persisted, their locks end without firing, and the
+// new leader serves the rest of the state at once. The broker calls it
+// after the placement changed (a test move or a node stop), so an
+// acquisition on the old leader either finished before the handover, which
+// frees it, or sees that its node no longer leads. Sessions are untouched:
+// as in Kafka, the partition stays in the member's session on the old
+// leader until the client forgets it. A move to the same node changes
+// nothing (Kafka's share partition stays while its broker remains leader).
+// It returns the number of records freed.
+func (s *Service) LeaderMoved(topicID storage.TopicID, partition int32, from, to int32) int64 {
+	if from == to {
+		return 0
+	}
+	tp := TopicPartition{TopicID: topicID, Partition: partition}
+	s.mu.Lock()
+	var parts []*Partition
+	for k, p := range s.byKey {
+		if k.TopicPartition == tp {
+			parts = append(parts, p)
+		}
+	}
+	s.mu.Unlock()
+	var freed int64
+	for _, p := range parts {
+		p.moving.Lock()
+		freed += p.Share.LeaderMoved()
+		p.moving.Unlock()
+		p.waiters.notify()
+	}
+	return freed
 }
 
 // Lag returns the share partition's SPSO and its lag: the records still to

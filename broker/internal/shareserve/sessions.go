@@ -59,16 +59,19 @@ type session struct {
 	parts []SessionPartition
 }
 
-// Sessions is the broker's cache of share sessions. It is safe for
-// concurrent use; every method takes mu for one change.
+// Sessions holds the share sessions of every node; each node's are its
+// own cache, as each Kafka broker has its ShareSessionCache, with its own
+// limit. It is safe for concurrent use; every method takes mu for one
+// change.
 type Sessions struct {
-	mu    sync.Mutex // guards byKey
-	byKey map[SessionKey]*session
-	max   int // group.share.max.share.sessions
+	mu     sync.Mutex // guards byKey and byNode
+	byKey  map[SessionKey]*session
+	byNode map[int32]int // open sessions per node
+	max    int           // group.share.max.share.sessions, per node
 }
 
 func newSessions(max int) *Sessions {
-	return &Sessions{byKey: make(map[SessionKey]*session), max: max}
+	return &Sessions{byKey: make(map[SessionKey]*session), byNode: make(map[int32]int), max: max}
 }
 
 // nextEpoch is the epoch after e: one more, wrapping from the largest int32
@@ -84,13 +87,17 @@ func nextEpoch(e int32) int32 {
 // parts, all marked to appear. An existing session for the key is replaced;
 // its records are not released, because they stay owned by the member ID
 // and the member may still acknowledge them. It fails with
-// ErrShareSessionLimit when the broker already holds the most sessions
+// ErrShareSessionLimit when the key's node already holds the most sessions
 // allowed.
 func (s *Sessions) Open(key SessionKey, owner any, parts []TopicPartition) ([]SessionPartition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, replacing := s.byKey[key]; !replacing && len(s.byKey) >= s.max {
-		return nil, fmt.Errorf("%w: the broker holds %d share sessions (group.share.max.share.sessions)", ErrShareSessionLimit, len(s.byKey))
+	_, replacing := s.byKey[key]
+	if n := s.byNode[key.Node]; !replacing && n >= s.max {
+		return nil, fmt.Errorf("%w: the broker holds %d share sessions (group.share.max.share.sessions)", ErrShareSessionLimit, n)
+	}
+	if !replacing {
+		s.byNode[key.Node]++
 	}
 	sess := &session{key: key, owner: owner, epoch: 1}
 	for _, tp := range parts {
@@ -199,8 +206,15 @@ func (s *Sessions) close(key SessionKey) []TopicPartition {
 	if sess == nil {
 		return nil
 	}
-	delete(s.byKey, key)
+	s.removeLocked(key)
 	return sess.topicPartitions()
+}
+
+func (s *Sessions) removeLocked(key SessionKey) {
+	delete(s.byKey, key)
+	if s.byNode[key.Node]--; s.byNode[key.Node] == 0 {
+		delete(s.byNode, key.Node)
+	}
 }
 
 // closedOwner removes every session opened on owner, returning each with
@@ -218,16 +232,23 @@ func (s *Sessions) closedOwner(owner any) map[SessionKey][]TopicPartition {
 			closed = make(map[SessionKey][]TopicPartition)
 		}
 		closed[key] = sess.topicPartitions()
-		delete(s.byKey, key)
+		s.removeLocked(key)
 	}
 	return closed
 }
 
-// Count returns the number of open sessions.
+// Count returns the number of open sessions on every node.
 func (s *Sessions) Count() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.byKey)
+}
+
+// CountOn returns the number of sessions open on node.
+func (s *Sessions) CountOn(node int32) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.byNode[node]
 }
 
 func (sess *session) add(tp TopicPartition) {
