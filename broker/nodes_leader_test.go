@@ -556,3 +556,37 @@ func (s *moveSetup) shareOffset(group string) (start, lag int64) {
 	p := resp.Groups[0].Topics[0].Partitions[0]
 	return p.StartOffset, p.Lag
 }
+
+// stop-fails-over with move-frees-acquired: a node that stops while it
+// has records acquired hands its share partitions over like a move: the
+// failover leader holds them AVAILABLE at the persisted count, and the
+// stopped node's lock never fires.
+func TestShareNodeStopHandsOver(t *testing.T) {
+	s := newMoveSetup(t, 3)
+	a := s.leader()
+	onA := s.member(a)
+	if p := partitionOf(t, onA.fetch(2, "m1", 0, nil, nil)); len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].DeliveryCount != 1 {
+		t.Fatalf("m1 on node %d: %+v", a, p)
+	}
+	wantRange(t, s.window(), "ACQUIRED", "m1", 1)
+	if err := s.b.StopNode(a); err != nil {
+		t.Fatal(err)
+	}
+	w := s.window()
+	if w.Leader == a {
+		t.Fatalf("the stopped node %d still leads t-0", a)
+	}
+	// Acquiring is not persisted: the records were never delivered as far
+	// as the failover leader knows, so they are not in flight at all and
+	// come from the log again.
+	if w.SPSO != 0 || len(w.Ranges) != 0 {
+		t.Fatalf("after the stop: %+v; want SPSO 0 and nothing in flight", w)
+	}
+	s.clock.Advance(20 * time.Second) // past m1's 15 s lock: it never fires
+	if w := s.window(); len(w.Ranges) != 0 {
+		t.Fatalf("after the old lock's deadline: %+v", w)
+	}
+	if p := partitionOf(t, s.member(w.Leader).fetch(2, "m2", 0, nil, nil)); len(p.AcquiredRecords) != 1 || p.AcquiredRecords[0].DeliveryCount != 1 {
+		t.Fatalf("m2 on the failover leader %d: %+v", w.Leader, p)
+	}
+}
