@@ -47,11 +47,19 @@ func startSharebroker(tb testing.TB) (string, func()) {
 // which override the defaults.
 func startSharebrokerProps(tb testing.TB, extra map[string]string) (string, func()) {
 	tb.Helper()
+	return startSharebrokerNodes(tb, 1, extra)
+}
+
+// startSharebrokerNodes starts a cluster of n nodes in this process and
+// returns the first node's address as the bootstrap.
+func startSharebrokerNodes(tb testing.TB, n int, extra map[string]string) (string, func()) {
+	tb.Helper()
 	props := map[string]string{"num.partitions": "4"}
 	maps.Copy(props, extra)
 	b, err := broker.New(broker.Config{
 		Listen: "127.0.0.1:0",
 		Props:  props,
+		Nodes:  n,
 	})
 	if err != nil {
 		tb.Fatalf("broker.New: %v", err)
@@ -70,7 +78,13 @@ func startSharebrokerProps(tb testing.TB, extra map[string]string) (string, func
 
 func startKfake(tb testing.TB) (string, func()) {
 	tb.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(benchPartitions, benchTopic))
+	return startKfakeBrokers(tb, 1)
+}
+
+// startKfakeBrokers starts a kfake cluster of n brokers.
+func startKfakeBrokers(tb testing.TB, n int) (string, func()) {
+	tb.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(n), kfake.SeedTopics(benchPartitions, benchTopic))
 	if err != nil {
 		tb.Fatalf("kfake.NewCluster: %v", err)
 	}

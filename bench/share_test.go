@@ -63,6 +63,20 @@ func BenchmarkShareConsume(b *testing.B) {
 	}
 }
 
+// BenchmarkShareConsumeNodes is BenchmarkShareConsume with two consumers
+// against three nodes: sharebroker's --nodes 3 in this process, and kfake
+// with three brokers. The four partitions' leaders are spread over the
+// nodes on both, so each consumer keeps a share session per node and
+// fetches from every leader.
+func BenchmarkShareConsumeNodes(b *testing.B) {
+	for _, p := range []peer{
+		{name: "sharebroker", start: func(tb testing.TB) (string, func()) { return startSharebrokerNodes(tb, 3, nil) }},
+		{name: "kfake", start: func(tb testing.TB) (string, func()) { return startKfakeBrokers(tb, 3) }},
+	} {
+		b.Run("nodes=3/"+p.name, func(b *testing.B) { benchShareConsume(b, p, 2) })
+	}
+}
+
 func benchShareConsume(b *testing.B, p peer, consumers int) {
 	var (
 		elapsed time.Duration
