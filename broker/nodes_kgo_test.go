@@ -392,3 +392,29 @@ func live(stopped int32) []int32 {
 	}
 	return out
 }
+
+// Rules: txn-reload, coordinator-move, unload-answers-parked,
+// offsets-survive: two kgo GroupTransactSession members copy a topic
+// exactly once on three nodes while, half-way, every transactional ID's
+// coordinator and the group's coordinator move to another node: each
+// member's next transactional request meets NOT_COORDINATOR, finds the new
+// coordinator and goes on, and read_committed shows every input record
+// once in the output.
+func TestNodesKgoGroupTransactSessionThroughCoordinatorMoves(t *testing.T) {
+	moved := 0
+	testGroupTransactSessionCopy(t, broker.Config{Nodes: 3}, func(b *broker.Broker) {
+		for _, c := range b.Cluster().Coordinators {
+			typ := cluster.Transaction
+			if c.Type == cluster.Group.String() {
+				typ = cluster.Group
+			}
+			if err := b.MoveCoordinator(typ, c.Key, (c.Node+1)%3); err != nil {
+				t.Error(err)
+			}
+			moved++
+		}
+	})
+	if moved != 3 {
+		t.Errorf("moved %d coordinators, want the group's and both transactional IDs'", moved)
+	}
+}
