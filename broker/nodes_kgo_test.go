@@ -418,3 +418,41 @@ func TestNodesKgoGroupTransactSessionThroughCoordinatorMoves(t *testing.T) {
 		t.Errorf("moved %d coordinators, want the group's and both transactional IDs'", moved)
 	}
 }
+
+// Rules: leader-move, not-leader, offsets-survive: a sarama consumer group
+// on three nodes reads every record once through a move of a partition's
+// leader, with records produced before and after the move; its
+// auto-committed offsets end at the high watermarks.
+func TestNodesSaramaGroupThroughLeaderMove(t *testing.T) {
+	const topic, group, n = "sarama-moves", "sarama-movers", 300
+	m := newMovesKgo(t, topic, 3)
+	prod := m.client(t, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	produceValues(t, m.ctx, prod, topic, 0, n/2)
+	msgs, stop := saramaGroup(t, m.addr, group, topic)
+	defer stop()
+	seen := map[string]int{}
+	moved := false
+	for len(seen) < n {
+		select {
+		case sm := <-msgs:
+			seen[string(sm.msg.Value)]++
+			sm.sess.MarkMessage(sm.msg, "")
+		case <-m.ctx.Done():
+			t.Fatalf("read %d of %d records before the deadline (moved %v)", len(seen), n, moved)
+		}
+		if !moved && len(seen) >= n/4 {
+			m.moveAway(t, topic, 1)
+			moved = true
+			produceValues(t, m.ctx, prod, topic, n/2, n/2)
+		}
+	}
+	ends, err := m.adm.ListEndOffsets(m.ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) { want[o.Partition] = o.Offset })
+	awaitCommitted(t, m.ctx, m.adm, group, topic, want)
+	stop()
+	m.checkOnceAndCommitted(t, seen, n, group, topic)
+}
