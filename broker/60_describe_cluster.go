@@ -9,8 +9,10 @@ package broker
 //   - v1: EndpointType other than 1 (brokers) answers
 //     MISMATCHED_ENDPOINT_TYPE: we are a broker endpoint, and we never serve
 //     the controller endpoint.
-//   - v2: IncludeFencedBrokers changes nothing: a stopped node is not
-//     listed, as a broker that shut down is unregistered.
+//   - v2: IncludeFencedBrokers also lists the stopped nodes, in node ID
+//     order with the others, each with IsFenced true (KIP-1073;
+//     docs/cluster.md describe-cluster-fenced). Without it, or before v2,
+//     only the live nodes are listed.
 //   - IncludeClusterAuthorizedOperations answers every cluster operation:
 //     there are no ACLs. Otherwise the field is INT32_MIN, as Kafka sends.
 
@@ -41,12 +43,16 @@ func handleDescribeCluster(b *Broker, r *request) (kmsg.Response, error) {
 		return resp, nil
 	}
 	resp.ClusterID = b.cfg.ClusterID
-	live := b.cluster.LiveNodes()
-	resp.ControllerID = live[0]
-	for _, node := range live {
+	resp.ControllerID = b.cluster.LiveNodes()[0]
+	fenced := req.Version >= 2 && req.IncludeFencedBrokers
+	for _, node := range b.cluster.Nodes() {
+		if !node.Up && !fenced {
+			continue
+		}
 		broker := kmsg.NewDescribeClusterResponseBroker()
-		e := b.nodeEndpoint(node, r.conn.listenerIndex())
-		broker.NodeID, broker.Host, broker.Port = node, e.host, e.port
+		e := b.nodeEndpoint(node.ID, r.conn.listenerIndex())
+		broker.NodeID, broker.Host, broker.Port = node.ID, e.host, e.port
+		broker.IsFenced = !node.Up
 		resp.Brokers = append(resp.Brokers, broker)
 	}
 	resp.ClusterAuthorizedOperations = math.MinInt32

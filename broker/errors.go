@@ -140,7 +140,7 @@ func codeFor(err error) int16 {
 		return kerr.MismatchedEndpointType.Code
 	case errors.Is(err, errNotLeader):
 		return kerr.NotLeaderForPartition.Code
-	case errors.Is(err, errNotCoordinator):
+	case errors.Is(err, errNotCoordinator), errors.Is(err, group.ErrNotCoordinator):
 		return kerr.NotCoordinator.Code
 	}
 	return kerr.UnknownServerError.Code

@@ -66,8 +66,12 @@ func (b *Broker) MoveCoordinator(typ cluster.CoordinatorType, key string, node i
 	if key == "" {
 		return errors.New("empty key: a group ID or transactional ID is needed")
 	}
+	before := b.cluster.Coordinator(typ, key)
 	if err := b.cluster.MoveCoordinator(typ, key, node); err != nil {
 		return err
+	}
+	if typ == cluster.Group && b.cluster.Coordinator(typ, key) != before {
+		b.groupsMoved(key)
 	}
 	b.log.Info("coordinator moved", "type", typ.String(), "key", key, "node", node)
 	return nil
@@ -86,6 +90,7 @@ func (b *Broker) StopNode(id int32) error {
 	defer b.nodesMu.Unlock()
 	b.placeAll()
 	b.leadersMoved.Store(true)
+	groups := b.groupsOn(id)
 	moved, err := b.cluster.Stop(id)
 	if err != nil {
 		return err
@@ -104,6 +109,7 @@ func (b *Broker) StopNode(id int32) error {
 		}
 	}
 	b.mu.Unlock()
+	b.groupsMoved(groups...)
 	b.log.Info("node stopped", "node", id, "leaderships_moved", len(moved))
 	return nil
 }

@@ -550,3 +550,67 @@ func drained(t *testing.T, ctx context.Context, cl *kgo.Client, group, topic str
 	}
 	return true
 }
+
+// Rules: txn-reload, coordinator-move, unload-answers-parked,
+// offsets-survive: two kgo GroupTransactSession members copy a topic
+// exactly once on three nodes while, half-way, every transactional ID's
+// coordinator and the group's coordinator move to another node: each
+// member's next transactional request meets NOT_COORDINATOR, finds the new
+// coordinator and goes on, and read_committed shows every input record
+// once in the output.
+func TestNodesKgoGroupTransactSessionThroughCoordinatorMoves(t *testing.T) {
+	moved := 0
+	testGroupTransactSessionCopy(t, broker.Config{Nodes: 3}, func(b *broker.Broker) {
+		for _, c := range b.Cluster().Coordinators {
+			typ := cluster.Transaction
+			if c.Type == cluster.Group.String() {
+				typ = cluster.Group
+			}
+			if err := b.MoveCoordinator(typ, c.Key, (c.Node+1)%3); err != nil {
+				t.Error(err)
+			}
+			moved++
+		}
+	})
+	if moved != 3 {
+		t.Errorf("moved %d coordinators, want the group's and both transactional IDs'", moved)
+	}
+}
+
+// Rules: leader-move, not-leader, offsets-survive: a sarama consumer group
+// on three nodes reads every record once through a move of a partition's
+// leader, with records produced before and after the move; its
+// auto-committed offsets end at the high watermarks.
+func TestNodesSaramaGroupThroughLeaderMove(t *testing.T) {
+	const topic, group, n = "sarama-moves", "sarama-movers", 300
+	m := newMovesKgo(t, topic, 3)
+	prod := m.client(t, kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
+	produceValues(t, m.ctx, prod, topic, 0, n/2)
+	msgs, stop := saramaGroup(t, m.addr, group, topic)
+	defer stop()
+	seen := map[string]int{}
+	moved := false
+	for len(seen) < n {
+		select {
+		case sm := <-msgs:
+			seen[string(sm.msg.Value)]++
+			sm.sess.MarkMessage(sm.msg, "")
+		case <-m.ctx.Done():
+			t.Fatalf("read %d of %d records before the deadline (moved %v)", len(seen), n, moved)
+		}
+		if !moved && len(seen) >= n/4 {
+			m.moveAway(t, topic, 1)
+			moved = true
+			produceValues(t, m.ctx, prod, topic, n/2, n/2)
+		}
+	}
+	ends, err := m.adm.ListEndOffsets(m.ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int32]int64{}
+	ends.Each(func(o kadm.ListedOffset) { want[o.Partition] = o.Offset })
+	awaitCommitted(t, m.ctx, m.adm, group, topic, want)
+	stop()
+	m.checkOnceAndCommitted(t, seen, n, group, topic)
+}

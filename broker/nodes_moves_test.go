@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
 	"github.com/sharebroker/sharebroker/internal/testbroker"
+	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // startMoveNodes runs n nodes (IDs 0..n-1) with the HTTP server and the
@@ -291,4 +294,314 @@ func TestNodesMoveWakesFetch(t *testing.T) {
 		t.Fatalf("woken fetch: %+v", p)
 	}
 	c.ExpectOpen()
+}
+
+// movedGroup is the group the tests below move; it starts pinned to node 0
+// and moves to node 1.
+const movedGroup = "moved"
+
+// manualNodes is three nodes (IDs 0-2) on a manual clock, so that no
+// round, session or initial delay ends unless the test advances it, with
+// movedGroup pinned to node 0 and a raw connection to each node.
+type manualNodes struct {
+	b     *broker.Broker
+	clk   *locktimer.ManualClock
+	conns []*rawconn.Conn
+	// parked receives once each time a JoinGroup or SyncGroup waits.
+	parked chan struct{}
+}
+
+func startManualNodes(t *testing.T, props map[string]string) *manualNodes {
+	t.Helper()
+	n := &manualNodes{clk: locktimer.NewManualClock(time.Unix(1_700_000_000, 0)), parked: make(chan struct{}, 64)}
+	b, err := broker.New(broker.Config{Nodes: 3, Listen: "127.0.0.1:0", Clock: n.clk, Props: props, Logger: testbroker.Logger(t, slog.LevelInfo)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker.SetAwaitHook(b, func(func() bool) { n.parked <- struct{}{} })
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := testbroker.Close(b); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	n.b = b
+	for _, a := range b.NodeAddrs() {
+		n.conns = append(n.conns, rawconn.Dial(t, a.String()))
+	}
+	createTopicRaw(t, n.conns[0], "t", 1)
+	if err := b.MoveCoordinator(cluster.Group, movedGroup, 0); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// waitParked waits, bounded, until a JoinGroup or SyncGroup is waiting.
+func (n *manualNodes) waitParked(t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-n.parked:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s: not waiting within 5s", what)
+	}
+}
+
+func classicJoin(memberID string) *kmsg.JoinGroupRequest {
+	req := kmsg.NewPtrJoinGroupRequest()
+	req.Version = 3 // before KIP-394: no MEMBER_ID_REQUIRED round trip
+	req.Group, req.MemberID, req.ProtocolType = movedGroup, memberID, "consumer"
+	req.SessionTimeoutMillis, req.RebalanceTimeoutMillis = 10000, 60000
+	meta := kmsg.ConsumerMemberMetadata{Topics: []string{"t"}}
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name, p.Metadata = "range", meta.AppendTo(nil)
+	req.Protocols = append(req.Protocols, p)
+	return req
+}
+
+// recvJoin waits, bounded by d, for the answer to a JoinGroup sent with
+// corr; a missing answer fails the test with what it means.
+func recvJoin(t *testing.T, c *rawconn.Conn, req kmsg.Request, corr int32, d time.Duration, what string) kmsg.Response {
+	t.Helper()
+	resp, err := c.TryRecv(req, corr, d)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("%s: no answer within %v", what, d)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+// Rules: unload-answers-parked, coordinator-move (docs/cluster.md §4.2,
+// §4.3): a JoinGroup waiting for its round on the
+// coordinator answers NOT_COORDINATOR as soon as the group moves, without
+// waiting for the round to end (here the initial delay of a new group,
+// which the manual clock never ends); the member then joins on the new
+// coordinator and the round completes there.
+func TestNodesParkedJoinAnswersNotCoordinatorOnMove(t *testing.T) {
+	n := startManualNodes(t, map[string]string{"group.initial.rebalance.delay.ms": "3000"})
+	join := classicJoin("")
+	corr := n.conns[0].Send(join)
+	n.waitParked(t, "JoinGroup of a new group")
+	if err := n.b.MoveCoordinator(cluster.Group, movedGroup, 1); err != nil {
+		t.Fatal(err)
+	}
+	resp := recvJoin(t, n.conns[0], join, corr, 5*time.Second, "parked JoinGroup after the move").(*kmsg.JoinGroupResponse)
+	if resp.ErrorCode != kerr.NotCoordinator.Code || resp.MemberID == "" {
+		t.Fatalf("parked JoinGroup after the move: error %d, member %q; want NOT_COORDINATOR with the member ID", resp.ErrorCode, resp.MemberID)
+	}
+	// The member joins again on the new coordinator, and the round ends
+	// there.
+	again := classicJoin(resp.MemberID)
+	corr = n.conns[1].Send(again)
+	n.waitParked(t, "JoinGroup on the new coordinator")
+	n.clk.Advance(6 * time.Second) // the initial delay, even if the rejoin extended it once
+	got := recvJoin(t, n.conns[1], again, corr, 5*time.Second, "JoinGroup on the new coordinator").(*kmsg.JoinGroupResponse)
+	if got.ErrorCode != 0 || got.MemberID != resp.MemberID || got.LeaderID != resp.MemberID || got.Generation != 1 {
+		t.Fatalf("JoinGroup on the new coordinator: %+v", got)
+	}
+}
+
+// Rule: unload-answers-parked: a follower's SyncGroup waiting
+// for the leader's assignment answers NOT_COORDINATOR as soon as the group
+// moves, not when the leader syncs or the sync timeout ends.
+func TestNodesParkedSyncAnswersNotCoordinatorOnMove(t *testing.T) {
+	n := startManualNodes(t, map[string]string{"group.initial.rebalance.delay.ms": "3000"})
+	leaderConn := rawconn.Dial(t, n.b.NodeAddrs()[0].String())
+	lj, fj := classicJoin(""), classicJoin("")
+	lc := leaderConn.Send(lj)
+	n.waitParked(t, "leader's JoinGroup")
+	fc := n.conns[0].Send(fj)
+	n.waitParked(t, "follower's JoinGroup")
+	n.clk.Advance(6 * time.Second) // two initial delays: the follower joined during the first
+	l := recvJoin(t, leaderConn, lj, lc, 5*time.Second, "leader's JoinGroup").(*kmsg.JoinGroupResponse)
+	f := recvJoin(t, n.conns[0], fj, fc, 5*time.Second, "follower's JoinGroup").(*kmsg.JoinGroupResponse)
+	if l.ErrorCode != 0 || f.ErrorCode != 0 || l.LeaderID != l.MemberID || f.MemberID == l.MemberID {
+		t.Fatalf("joins: leader %+v, follower %+v", l, f)
+	}
+	sync := kmsg.NewPtrSyncGroupRequest()
+	sync.Version = 3
+	sync.Group, sync.MemberID, sync.Generation = movedGroup, f.MemberID, f.Generation
+	sc := n.conns[0].Send(sync)
+	n.waitParked(t, "follower's SyncGroup before the leader's")
+	if err := n.b.MoveCoordinator(cluster.Group, movedGroup, 1); err != nil {
+		t.Fatal(err)
+	}
+	resp := recvJoin(t, n.conns[0], sync, sc, 5*time.Second, "parked SyncGroup after the move").(*kmsg.SyncGroupResponse)
+	if resp.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("parked SyncGroup after the move: error %d, want NOT_COORDINATOR", resp.ErrorCode)
+	}
+}
+
+func coordinatorOf(c broker.ClusterJSON, group string) int32 {
+	for _, co := range c.Coordinators {
+		if co.Type == "group" && co.Key == group {
+			return co.Node
+		}
+	}
+	return -1
+}
+
+// Rule: timers-restart-on-move (docs/cluster.md §4.2): after a group's
+// coordinator moves, each member has its full session timeout again, on
+// the new coordinator, whatever time passed on the old one — for classic,
+// KIP-848 and share groups — and a member silent for a whole session
+// after that is removed as usual. The move is a test move or the stop of
+// the coordinator's node.
+func TestNodesSessionTimersRestartOnMove(t *testing.T) {
+	type kind struct {
+		name    string
+		session time.Duration
+		// join adds a member on node c; beat heartbeats it on c and
+		// returns the error code.
+		join func(t *testing.T, c *rawconn.Conn)
+		beat func(t *testing.T, c *rawconn.Conn) int16
+	}
+	var classicMember string
+	var memberEpoch int32
+	const shareMember = "share-member-1"
+	kinds := []kind{
+		{
+			name: "classic", session: 10 * time.Second,
+			join: func(t *testing.T, c *rawconn.Conn) {
+				r := c.Request(classicJoin("")).(*kmsg.JoinGroupResponse)
+				if r.ErrorCode != 0 {
+					t.Fatalf("JoinGroup: %d", r.ErrorCode)
+				}
+				classicMember = r.MemberID
+				s := kmsg.NewPtrSyncGroupRequest()
+				s.Version = 3
+				s.Group, s.MemberID, s.Generation = movedGroup, r.MemberID, r.Generation
+				a := kmsg.NewSyncGroupRequestGroupAssignment()
+				a.MemberID = r.MemberID
+				s.GroupAssignment = append(s.GroupAssignment, a)
+				if sr := c.Request(s).(*kmsg.SyncGroupResponse); sr.ErrorCode != 0 {
+					t.Fatalf("SyncGroup: %d", sr.ErrorCode)
+				}
+			},
+			beat: func(t *testing.T, c *rawconn.Conn) int16 {
+				hb := kmsg.NewPtrHeartbeatRequest()
+				hb.Version = 3
+				hb.Group, hb.MemberID, hb.Generation = movedGroup, classicMember, 1
+				return c.Request(hb).(*kmsg.HeartbeatResponse).ErrorCode
+			},
+		},
+		{
+			name: "consumer", session: 45 * time.Second,
+			join: func(t *testing.T, c *rawconn.Conn) {
+				req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+				req.Group, req.MemberEpoch, req.RebalanceTimeoutMillis = movedGroup, 0, 60000
+				req.SubscribedTopicNames = []string{"t"}
+				r := c.Request(req).(*kmsg.ConsumerGroupHeartbeatResponse)
+				if r.ErrorCode != 0 || r.MemberID == nil {
+					t.Fatalf("ConsumerGroupHeartbeat join: %+v", r)
+				}
+				classicMember, memberEpoch = *r.MemberID, r.MemberEpoch
+			},
+			beat: func(t *testing.T, c *rawconn.Conn) int16 {
+				req := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+				req.Group, req.MemberID, req.MemberEpoch = movedGroup, classicMember, memberEpoch
+				return c.Request(req).(*kmsg.ConsumerGroupHeartbeatResponse).ErrorCode
+			},
+		},
+		{
+			name: "share", session: 45 * time.Second,
+			join: func(t *testing.T, c *rawconn.Conn) {
+				req := kmsg.NewPtrShareGroupHeartbeatRequest()
+				req.Version = 1
+				req.GroupID, req.MemberID, req.MemberEpoch, req.SubscribedTopicNames = movedGroup, shareMember, 0, []string{"t"}
+				r := c.Request(req).(*kmsg.ShareGroupHeartbeatResponse)
+				if r.ErrorCode != 0 {
+					t.Fatalf("ShareGroupHeartbeat join: %+v", r)
+				}
+				memberEpoch = r.MemberEpoch
+			},
+			beat: func(t *testing.T, c *rawconn.Conn) int16 {
+				req := kmsg.NewPtrShareGroupHeartbeatRequest()
+				req.Version = 1
+				req.GroupID, req.MemberID, req.MemberEpoch = movedGroup, shareMember, memberEpoch
+				return c.Request(req).(*kmsg.ShareGroupHeartbeatResponse).ErrorCode
+			},
+		},
+	}
+	for _, k := range kinds {
+		for _, how := range []string{"move", "stop"} {
+			t.Run(k.name+"/"+how, func(t *testing.T) {
+				n := startManualNodes(t, nil)
+				b, clk, conns := n.b, n.clk, n.conns
+				k.join(t, conns[0])
+				// Most of the session passes on node 0, silent.
+				clk.Advance(k.session - time.Second)
+				if how == "move" {
+					if err := b.MoveCoordinator(cluster.Group, movedGroup, 1); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := b.StopNode(0); err != nil {
+					t.Fatal(err)
+				}
+				to := coordinatorOf(b.Cluster(), movedGroup)
+				if to < 1 {
+					t.Fatalf("the group is on node %d after the %s", to, how)
+				}
+				// Past the old deadline, well within a new session.
+				clk.Advance(2 * time.Second)
+				if code := k.beat(t, conns[to]); code != 0 {
+					t.Fatalf("heartbeat on node %d, 1s after the old session would have ended: error %d (%s), want 0",
+						to, code, kerr.ErrorForCode(code))
+				}
+				// A whole silent session later the member is gone.
+				clk.Advance(k.session + time.Second)
+				if code := k.beat(t, conns[to]); code != kerr.UnknownMemberID.Code {
+					t.Fatalf("heartbeat after a silent session on node %d: error %d, want UNKNOWN_MEMBER_ID", to, code)
+				}
+			})
+		}
+	}
+}
+
+// Rule: describe-cluster-fenced (docs/cluster.md §2, KIP-1073):
+// DescribeCluster v2 with IncludeFencedBrokers lists a stopped node too,
+// with IsFenced true; without the flag, or before v2, only live nodes.
+func TestNodesDescribeClusterIncludeFenced(t *testing.T) {
+	n := startManualNodes(t, nil)
+	b, conns := n.b, n.conns
+	if err := b.StopNode(1); err != nil {
+		t.Fatal(err)
+	}
+	type seen struct {
+		id     int32
+		fenced bool
+	}
+	describe := func(version int16, include bool) []seen {
+		req := kmsg.NewPtrDescribeClusterRequest()
+		req.Version, req.EndpointType, req.IncludeFencedBrokers = version, 1, include
+		resp := conns[0].Request(req).(*kmsg.DescribeClusterResponse)
+		if resp.ErrorCode != 0 {
+			t.Fatalf("DescribeCluster v%d: %d", version, resp.ErrorCode)
+		}
+		var out []seen
+		for _, br := range resp.Brokers {
+			out = append(out, seen{br.NodeID, br.IsFenced})
+			if br.Host == "" || br.Port == 0 {
+				t.Errorf("DescribeCluster v%d: broker %d without an address", version, br.NodeID)
+			}
+		}
+		return out
+	}
+	live := []seen{{0, false}, {2, false}}
+	for _, tc := range []struct {
+		version int16
+		include bool
+		want    []seen
+	}{
+		{2, true, []seen{{0, false}, {1, true}, {2, false}}},
+		{2, false, live},
+		{1, false, live},
+	} {
+		if got := describe(tc.version, tc.include); !slices.Equal(got, tc.want) {
+			t.Errorf("DescribeCluster v%d IncludeFencedBrokers=%v: %v, want %v", tc.version, tc.include, got, tc.want)
+		}
+	}
 }

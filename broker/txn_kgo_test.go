@@ -111,7 +111,7 @@ func (r *committedReader) counts() map[string]int {
 func TestKgoGroupTransactSessionCopiesExactlyOnce(t *testing.T) {
 	for _, level := range []string{"2", "1"} {
 		t.Run("transaction.version="+level, func(t *testing.T) {
-			testGroupTransactSessionCopy(t, map[string]string{"transaction.version": level})
+			testGroupTransactSessionCopy(t, broker.Config{Props: map[string]string{"transaction.version": level}}, nil)
 		})
 	}
 }
@@ -126,7 +126,7 @@ func TestKgoGroupTransactSession848CopiesExactlyOnce(t *testing.T) {
 		"group.consumer.heartbeat.interval.ms":     "100",
 		"group.consumer.min.heartbeat.interval.ms": "10",
 	}
-	testGroupTransactSessionCopy(t, props, kgo.ServerSideBalancer())
+	testGroupTransactSessionCopy(t, broker.Config{Props: props}, nil, kgo.ServerSideBalancer())
 }
 
 // addsCounter counts, through a kgo hook, the AddPartitionsToTxn and
@@ -140,10 +140,16 @@ func (c *addsCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _
 	}
 }
 
-func testGroupTransactSessionCopy(t *testing.T, props map[string]string, groupOpts ...kgo.Opt) {
+// testGroupTransactSessionCopy runs two GroupTransactSession members ("a"
+// and "b", transactional IDs eos-a and eos-b, group eos-group) copying 400
+// records from eos-in to eos-out on a broker started with cfg, then checks
+// that eos-out holds each once under read_committed. midCopy, unless nil,
+// runs once when the reader has seen half the records committed.
+func testGroupTransactSessionCopy(t *testing.T, cfg broker.Config, midCopy func(b *broker.Broker), groupOpts ...kgo.Opt) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	_, addr := startBroker(t, broker.Config{Props: props})
+	props := cfg.Props
+	b, addr := startBroker(t, cfg)
 	var adds addsCounter
 	defer func() {
 		tv2 := props["transaction.version"] != "1" && props["transaction.version"] != "0"
@@ -235,6 +241,10 @@ func testGroupTransactSessionCopy(t *testing.T, props map[string]string, groupOp
 	errs := make(chan error, 2)
 	go func() { errs <- run("a", 0) }()
 	go func() { errs <- run("b", 40) }()
+	if midCopy != nil {
+		reader.waitFor(ctx, t, "half the records in eos-out", func(seen map[string]int) bool { return len(seen) >= n/2 })
+		midCopy(b)
+	}
 	reader.waitFor(ctx, t, "every input record in eos-out", func(seen map[string]int) bool { return len(seen) >= n })
 	close(stop)
 	for range 2 {

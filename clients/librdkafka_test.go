@@ -340,31 +340,45 @@ func readToEOF(t *testing.T, c *rdConsumer, topic string, partitions int32) ([]r
 			t.Fatalf("%s: after %v, end of partition reported for %v of %d partitions (read %d records)",
 				c.name, rdWait, eof, partitions, len(recs))
 		}
-		switch ev := c.Poll(100).(type) {
-		case *kafka.Message:
-			r := message(t, topic, ev)
+		r, ev := pollEvent(t, c, topic, 100)
+		switch {
+		case r != nil:
 			if _, ended := eof[r.Partition]; ended {
-				t.Fatalf("%s: %v read after the end of its partition was reported", c.name, r)
+				t.Fatalf("%s: %v read after the end of its partition was reported", c.name, *r)
 			}
-			recs = append(recs, r)
-		case kafka.PartitionEOF:
+			recs = append(recs, *r)
+		case ev != nil:
 			if ev.Topic == nil || *ev.Topic != topic {
 				t.Fatalf("%s: end of partition of another topic: %v", c.name, ev)
 			}
 			eof[ev.Partition] = int64(ev.Offset)
-		case kafka.Error:
-			// librdkafka reports transient trouble here and retries;
-			// fatal errors end the client, so end the test.
-			if ev.IsFatal() {
-				t.Fatalf("%s: fatal error: %v", c.name, ev)
-			}
-			t.Logf("%s: error event: %v", c.name, ev)
-		case nil:
-		default:
-			t.Logf("%s: event %T: %v", c.name, ev, ev)
 		}
 	}
 	return recs, eof
+}
+
+// pollEvent polls c once for up to ms milliseconds and returns the record
+// of topic or the end of partition it delivered, if any. Other events are
+// logged; librdkafka reports transient trouble as error events and
+// retries, while a fatal error ends the client, so it ends the test.
+func pollEvent(t *testing.T, c *rdConsumer, topic string, ms int) (*rec, *kafka.PartitionEOF) {
+	t.Helper()
+	switch ev := c.Poll(ms).(type) {
+	case *kafka.Message:
+		r := message(t, topic, ev)
+		return &r, nil
+	case kafka.PartitionEOF:
+		return nil, &ev
+	case kafka.Error:
+		if ev.IsFatal() {
+			t.Fatalf("%s: fatal error: %v", c.name, ev)
+		}
+		t.Logf("%s: error event: %v", c.name, ev)
+	case nil:
+	default:
+		t.Logf("%s: event %T: %v", c.name, ev, ev)
+	}
+	return nil, nil
 }
 
 // allPartitions lists partitions 0..n-1 of topic from offset.
@@ -553,44 +567,8 @@ func TestLibrdkafkaConsumerGroup(t *testing.T) {
 	c2 := member("member-2", nil)
 	members := []*rdConsumer{c1, c2}
 
-	// Poll both (librdkafka applies assignments from Poll) until the group
-	// has settled with 2 partitions each, before anything is produced, so
-	// no record is read by a member that then loses its partition.
-	owner := map[int32]*rdConsumer{}
-	deadline := time.Now().Add(rdWait)
-	for {
-		for _, c := range members {
-			if ev := c.Poll(50); ev != nil {
-				if m, ok := ev.(*kafka.Message); ok {
-					t.Fatalf("%s read %v from an empty topic", c.name, message(t, topic, m))
-				}
-				t.Logf("%s: event %T: %v", c.name, ev, ev)
-			}
-		}
-		clear(owner)
-		split := true
-		for _, c := range members {
-			as, err := c.Assignment()
-			if err != nil {
-				t.Fatalf("%s: assignment: %v", c.name, err)
-			}
-			split = split && len(as) == partitions/2
-			for _, tp := range as {
-				if _, ok := owner[tp.Partition]; ok {
-					split = false // both hold it: a rebalance is under way
-				}
-				owner[tp.Partition] = c
-			}
-		}
-		if split && len(owner) == partitions {
-			break
-		}
-		if time.Now().After(deadline) {
-			a1, _ := c1.Assignment()
-			a2, _ := c2.Assignment()
-			t.Fatalf("no even split within %v: %s has %v, %s has %v", rdWait, c1.name, a1, c2.name, a2)
-		}
-	}
+	// 2 partitions each before anything is produced.
+	owner := settleSplit(t, topic, partitions, members)
 	for p := range int32(partitions) {
 		t.Logf("partition %d: %s", p, owner[p].name)
 	}
@@ -602,7 +580,7 @@ func TestLibrdkafkaConsumerGroup(t *testing.T) {
 	// partitions it owns.
 	var got []rec
 	perMember := map[string]int{}
-	deadline = time.Now().Add(rdWait)
+	deadline := time.Now().Add(rdWait)
 	for len(got) < len(first) {
 		if time.Now().After(deadline) {
 			t.Fatalf("members read %d of %d records within %v (%v)", len(got), len(first), rdWait, perMember)
@@ -782,5 +760,138 @@ func TestLibrdkafkaConsumerGroupThreeNodes(t *testing.T) {
 		if committed[part] != 10 {
 			t.Fatalf("committed %v, want 10 in each partition", committed)
 		}
+	}
+}
+
+// settleSplit polls members (librdkafka applies assignments from Poll)
+// until the group has settled with an even split of topic's partitions
+// and no partition held twice, before anything is produced, so no record
+// is read by a member that then loses its partition. It returns each
+// partition's owner.
+func settleSplit(t *testing.T, topic string, partitions int32, members []*rdConsumer) map[int32]*rdConsumer {
+	t.Helper()
+	owner := map[int32]*rdConsumer{}
+	deadline := time.Now().Add(rdWait)
+	for {
+		for _, c := range members {
+			if ev := c.Poll(50); ev != nil {
+				if m, ok := ev.(*kafka.Message); ok {
+					t.Fatalf("%s read %v from an empty topic", c.name, message(t, topic, m))
+				}
+				t.Logf("%s: event %T: %v", c.name, ev, ev)
+			}
+		}
+		clear(owner)
+		split := true
+		for _, c := range members {
+			as, err := c.Assignment()
+			if err != nil {
+				t.Fatalf("%s: assignment: %v", c.name, err)
+			}
+			split = split && int32(len(as)) == partitions/2
+			for _, tp := range as {
+				if _, ok := owner[tp.Partition]; ok {
+					split = false // both hold it: a rebalance is under way
+				}
+				owner[tp.Partition] = c
+			}
+		}
+		if split && int32(len(owner)) == partitions {
+			return owner
+		}
+		if time.Now().After(deadline) {
+			for _, c := range members {
+				as, _ := c.Assignment()
+				t.Logf("%s has %v", c.name, as)
+			}
+			t.Fatalf("no even split within %v", rdWait)
+		}
+	}
+}
+
+// Rules: leader-move, coordinator-move, offsets-survive (docs/cluster.md):
+// a librdkafka consumer group of two on three nodes reads to the end of
+// every partition, then a partition's leader and the group's coordinator
+// move and more is produced; the members read on to the new ends without
+// a rebalance. Every record is read once, and the offsets committed at the
+// end are the high watermarks.
+func TestLibrdkafkaConsumerGroupThroughMoves(t *testing.T) {
+	e := startRdkafka(t, sharebrokertest.WithNodes(3))
+	const topic, group, partitions = "moving", "moving-readers", 4
+	e.createTopic(topic, partitions)
+	var members []*rdConsumer
+	for _, name := range []string{"mover-1", "mover-2"} {
+		c := e.consumer(name, group, kafka.ConfigMap{
+			"enable.partition.eof":          true,
+			"partition.assignment.strategy": "range",
+		})
+		if err := c.Subscribe(topic, nil); err != nil {
+			t.Fatalf("%s: subscribe: %v", name, err)
+		}
+		members = append(members, c)
+	}
+	settleSplit(t, topic, partitions, members)
+	p := e.producer(nil)
+
+	// read polls both members until every partition has reported its end
+	// at ends, and returns the records they read meanwhile.
+	read := func(ends map[int32]int64) []rec {
+		t.Helper()
+		var got []rec
+		eof := map[int32]int64{}
+		deadline := time.Now().Add(rdWait)
+		for !maps.Equal(eof, ends) {
+			if time.Now().After(deadline) {
+				t.Fatalf("after %v, ends reported %v, want %v (read %d records)", rdWait, eof, ends, len(got))
+			}
+			for _, c := range members {
+				switch r, ev := pollEvent(t, c, topic, 20); {
+				case r != nil:
+					got = append(got, *r)
+				case ev != nil:
+					eof[ev.Partition] = int64(ev.Offset)
+				}
+			}
+		}
+		return got
+	}
+	sent := e.produce(p, topic, makeRecs("before", partitions, 10))
+	got := read(wantEnds(partitions, 10))
+	for _, c := range members {
+		if _, err := c.Commit(); err != nil {
+			t.Fatalf("%s: commit: %v", c.name, err)
+		}
+	}
+
+	cl := e.b.Broker().Cluster()
+	var coord int32
+	for _, co := range cl.Coordinators {
+		if co.Type == "group" && co.Key == group {
+			coord = co.Node
+		}
+	}
+	for _, l := range cl.Partitions {
+		if l.Topic == topic && l.Partition == 1 {
+			if err := e.b.MoveLeader(topic, 1, (l.Leader+1)%3); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := e.b.MoveGroupCoordinator(group, (coord+1)%3); err != nil {
+		t.Fatal(err)
+	}
+	sent = append(sent, e.produce(p, topic, makeRecs("after", partitions, 10))...)
+	got = append(got, read(wantEnds(partitions, 20))...)
+	for _, c := range members {
+		if _, err := c.Commit(); err != nil {
+			t.Fatalf("%s: commit after the moves: %v", c.name, err)
+		}
+	}
+	sortRecs(got)
+	if sortRecs(sent); !slices.Equal(got, sent) {
+		t.Fatalf("records read:\n got %v\nwant %v", got, sent)
+	}
+	if ends, committed := e.endOffsets(topic), e.committed(group, topic); !maps.Equal(committed, ends) {
+		t.Fatalf("committed %v, high watermarks %v", committed, ends)
 	}
 }
