@@ -2,13 +2,11 @@ package cluster
 
 import (
 	"errors"
-	"go/parser"
-	"go/token"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/sharebroker/sharebroker/internal/layering"
 )
 
 // One node leads and coordinates everything at epoch 0: a single broker.
@@ -225,21 +223,5 @@ func TestSlotIsJavaHashCode(t *testing.T) {
 // The package sees no kmsg and no sockets (docs/design.md, the layering
 // rule): the standard library only.
 func TestImportsStayInside(t *testing.T) {
-	files, _ := filepath.Glob("*.go")
-	fset := token.NewFileSet()
-	for _, file := range files {
-		if strings.HasSuffix(file, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, file, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			path, _ := strconv.Unquote(imp.Path.Value)
-			if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
-				t.Errorf("%s imports %s", file, path)
-			}
-		}
-	}
+	layering.CheckImports(t)
 }
