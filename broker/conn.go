@@ -85,7 +85,7 @@ func (c *conn) serve() {
 // a broker that is shutting down, as a warning for a broken frame.
 func (c *conn) readFailed(err error) {
 	if reason := readRejectReason(err); reason != "" {
-		c.b.metrics.rejectFrame(reason)
+		c.b.metrics.rejectFrame(reason, c.nodeLabel())
 	}
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
@@ -108,7 +108,7 @@ func (c *conn) readFailed(err error) {
 func (c *conn) handleFrame(frame []byte) bool {
 	h, body, err := wire.ParseHeader(frame)
 	if err != nil && !errors.Is(err, wire.ErrUnknownAPIKey) && !errors.Is(err, wire.ErrUnsupportedVersion) {
-		c.b.metrics.rejectFrame(rejectBadHeader)
+		c.b.metrics.rejectFrame(rejectBadHeader, c.nodeLabel())
 		c.log.Warn("closing connection: malformed request header", "err", err)
 		return false
 	}
@@ -124,10 +124,10 @@ func (c *conn) handleFrame(frame []byte) bool {
 				attrAPIVersion, h.APIVersion, attrClientID, h.ClientID)
 			resp := unsupportedAPIVersionsResponse()
 			resp.SetVersion(0)
-			c.b.metrics.request(h.APIKey, resp, nil, start)
+			c.b.metrics.request(c.nodeLabel(), h.APIKey, resp, nil, start)
 			return c.send(h.CorrelationID, resp)
 		}
-		c.b.metrics.rejectFrame(rejectNotServed)
+		c.b.metrics.rejectFrame(rejectNotServed, c.nodeLabel())
 		c.log.Warn("closing connection: unsupported API or version",
 			attrAPI, kmsg.NameForKey(h.APIKey), "api_key", h.APIKey, attrAPIVersion, h.APIVersion, attrClientID, h.ClientID,
 			"err", errNotServed)
@@ -135,13 +135,13 @@ func (c *conn) handleFrame(frame []byte) bool {
 	}
 	req, err := wire.DecodeBody(h, body)
 	if err != nil {
-		c.b.metrics.rejectFrame(rejectBadBody)
+		c.b.metrics.rejectFrame(rejectBadBody, c.nodeLabel())
 		c.log.Warn("closing connection: malformed request body", attrAPI, kmsg.NameForKey(h.APIKey),
 			attrAPIVersion, h.APIVersion, attrClientID, h.ClientID, "err", err)
 		return false
 	}
 	resp, err := c.dispatch(a, &request{conn: c, header: h, body: req}) // faults.go, then call
-	c.b.metrics.request(h.APIKey, resp, err, start)
+	c.b.metrics.request(c.nodeLabel(), h.APIKey, resp, err, start)
 	if errors.Is(err, errHandlerPanic) {
 		return false // call logged it, with the stack: one line per closed connection
 	}
@@ -156,6 +156,9 @@ func (c *conn) handleFrame(frame []byte) bool {
 	resp.SetVersion(h.APIVersion)
 	return c.send(h.CorrelationID, resp)
 }
+
+// nodeLabel is the node label of the node the connection came to.
+func (c *conn) nodeLabel() string { return c.b.metrics.node(c.node()) }
 
 // errHandlerPanic reports a recovered panic; the connection is closed.
 var errHandlerPanic = errors.New("internal error while handling the request")

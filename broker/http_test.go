@@ -174,9 +174,9 @@ func TestMetricsAfterShareScenario(t *testing.T) {
 		{"sharebroker_locktimer_timers", nil, 0},
 		{"sharebroker_share_sessions", nil, 2},
 		{"sharebroker_share_records_released_on_leader_move_total", nil, 0},
-		{"sharebroker_requests_total", map[string]string{"api": "Produce", "error_code": "0"}, 2},
+		{"sharebroker_requests_total", map[string]string{"api": "Produce", "error_code": "0", "node": "0"}, 2},
 		{"sharebroker_panics_recovered_total", nil, 0},
-		{"sharebroker_frames_rejected_total", map[string]string{"reason": "malformed_header"}, 0},
+		{"sharebroker_frames_rejected_total", map[string]string{"reason": "malformed_header", "node": "0"}, 0},
 	}
 	for _, c := range counters {
 		if got := metricValue(t, fams, c.name, c.labels); got != c.want {
@@ -197,13 +197,13 @@ func TestMetricsAfterShareScenario(t *testing.T) {
 			t.Errorf("delivery count bucket le=%v: %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), want)
 		}
 	}
-	if findMetric(fams, "sharebroker_request_duration_seconds", map[string]string{"api": "ShareFetch"}) == nil {
+	if findMetric(fams, "sharebroker_request_duration_seconds", map[string]string{"api": "ShareFetch", "node": "0"}) == nil {
 		t.Error("no ShareFetch latency histogram")
 	}
 	if findMetric(fams, "go_goroutines", nil) == nil || findMetric(fams, "process_start_time_seconds", nil) == nil {
 		t.Error("Go or process collector missing")
 	}
-	if metricValue(t, fams, "sharebroker_connections", nil) < 3 {
+	if metricValue(t, fams, "sharebroker_connections", map[string]string{"node": "0"}) < 3 {
 		t.Error("fewer than three connections counted (admin and two members)")
 	}
 

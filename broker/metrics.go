@@ -72,6 +72,10 @@ type metrics struct {
 	panics         prometheus.Counter
 	fireDelay      prometheus.Histogram
 	delivery       deliveryCounts
+	// nodes holds the node label of each node, by ID minus the first ID:
+	// made once, so the request path labels without allocating.
+	nodes     []string
+	firstNode int32
 
 	b      *Broker   // read by the gauges and the share collector
 	filled sync.Once // fill has run
@@ -87,21 +91,23 @@ type metrics struct {
 // without asking the broker.
 func newMetrics(b *Broker, reg *prometheus.Registry, own bool) *metrics {
 	m := &metrics{
-		reg: reg,
-		b:   b,
+		reg:       reg,
+		b:         b,
+		nodes:     nodeLabels(b.cfg.NodeID, b.cfg.Nodes),
+		firstNode: b.cfg.NodeID,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sharebroker_requests_total",
-			Help: "Requests answered, by API and response error code (\"mixed\": several distinct codes; \"closed\": the connection was closed instead).",
-		}, []string{"api", "error_code"}),
+			Help: "Requests answered, by API, response error code (\"mixed\": several distinct codes; \"closed\": the connection was closed instead) and the node the request came to.",
+		}, []string{"api", "error_code", "node"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "sharebroker_request_duration_seconds",
-			Help:    "Time from a decoded request to its response, long-poll waits included, by API.",
+			Help:    "Time from a decoded request to its response, long-poll waits included, by API and the node the request came to.",
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10), // 100µs to 26s
-		}, []string{"api"}),
+		}, []string{"api", "node"}),
 		framesRejected: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "sharebroker_frames_rejected_total",
-			Help: "Request frames refused with the connection closed, by reason.",
-		}, []string{"reason"}),
+			Help: "Request frames refused with the connection closed, by reason and the node the frame came to.",
+		}, []string{"reason", "node"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharebroker_panics_recovered_total",
 			Help: "Handler panics recovered (each closed one connection).",
@@ -118,6 +124,23 @@ func newMetrics(b *Broker, reg *prometheus.Registry, own bool) *metrics {
 	return m
 }
 
+// nodeLabels is the node label of each of n nodes from first on.
+func nodeLabels(first int32, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = strconv.Itoa(int(first) + i)
+	}
+	return out
+}
+
+// node is the node label of node id.
+func (m *metrics) node(id int32) string {
+	if i := int(id - m.firstNode); i >= 0 && i < len(m.nodes) {
+		return m.nodes[i]
+	}
+	return strconv.Itoa(int(id)) // not a node of the cluster: never happens
+}
+
 // registry returns the broker's registry, filled.
 func (m *metrics) registry() *prometheus.Registry {
 	m.filled.Do(m.fill)
@@ -129,12 +152,14 @@ func (m *metrics) registry() *prometheus.Registry {
 // meantime are kept: WithLabelValues returns an existing series.
 func (m *metrics) fill() {
 	b := m.b
-	for _, r := range rejectReasons {
-		m.framesRejected.WithLabelValues(r)
-	}
-	for _, a := range apis {
-		if a != nil {
-			m.requests.WithLabelValues(kmsg.NameForKey(a.key), "0")
+	for _, node := range m.nodes { // N small: N times the series of one node
+		for _, r := range rejectReasons {
+			m.framesRejected.WithLabelValues(r, node)
+		}
+		for _, a := range apis {
+			if a != nil {
+				m.requests.WithLabelValues(kmsg.NameForKey(a.key), "0", node)
+			}
 		}
 	}
 	m.reg.MustRegister(
@@ -146,14 +171,7 @@ func (m *metrics) fill() {
 		//lint:ignore SA1019 same collector as collectors.NewProcessCollector
 		prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 		m.requests, m.duration, m.framesRejected, m.panics, m.fireDelay,
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "sharebroker_connections",
-			Help: "Open client connections.",
-		}, func() float64 {
-			b.mu.Lock()
-			defer b.mu.Unlock()
-			return float64(len(b.conns))
-		}),
+		&connCollector{b: b},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sharebroker_locktimer_timers",
 			Help: "Live acquisition-lock timers.",
@@ -162,15 +180,16 @@ func (m *metrics) fill() {
 	)
 }
 
-// request counts one answered request and its handling time.
-func (m *metrics) request(key int16, resp kmsg.Response, err error, start time.Time) {
+// request counts one answered request and its handling time; node is the
+// label of the node it came to (metrics.node).
+func (m *metrics) request(node string, key int16, resp kmsg.Response, err error, start time.Time) {
 	api := kmsg.NameForKey(key)
 	code := codeClosed
 	if err == nil {
 		code = responseCode(resp)
 	}
-	m.requests.WithLabelValues(api, code).Inc()
-	m.duration.WithLabelValues(api).Observe(time.Since(start).Seconds())
+	m.requests.WithLabelValues(api, code, node).Inc()
+	m.duration.WithLabelValues(api, node).Observe(time.Since(start).Seconds())
 	if fr, ok := resp.(*shareFetchResponse); ok {
 		for i := range fr.Topics {
 			for j := range fr.Topics[i].Partitions {
@@ -182,8 +201,35 @@ func (m *metrics) request(key int16, resp kmsg.Response, err error, start time.T
 	}
 }
 
-// rejectFrame counts a frame refused for reason.
-func (m *metrics) rejectFrame(reason string) { m.framesRejected.WithLabelValues(reason).Inc() }
+// rejectFrame counts a frame refused for reason on the node labelled node.
+func (m *metrics) rejectFrame(reason, node string) {
+	m.framesRejected.WithLabelValues(reason, node).Inc()
+}
+
+// descConnections is the open connections gauge, one series per node.
+var descConnections = prometheus.NewDesc("sharebroker_connections",
+	"Open client connections, by the node they came to.", []string{"node"}, nil)
+
+// connCollector exports the open connections of each node, every node
+// listed (a stopped node has none).
+type connCollector struct{ b *Broker }
+
+func (c *connCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descConnections }
+
+func (c *connCollector) Collect(ch chan<- prometheus.Metric) {
+	m := c.b.metrics
+	counts := make([]int, len(m.nodes))
+	c.b.mu.Lock()
+	for conn := range c.b.conns {
+		if i := int(conn.node() - m.firstNode); i >= 0 && i < len(counts) {
+			counts[i]++
+		}
+	}
+	c.b.mu.Unlock()
+	for i, n := range counts {
+		ch <- prometheus.MustNewConstMetric(descConnections, prometheus.GaugeValue, float64(n), m.nodes[i])
+	}
+}
 
 // readRejectReason classifies why reading a frame failed, or returns ""
 // when the client simply went away or the broker is shutting down.

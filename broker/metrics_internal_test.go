@@ -71,16 +71,19 @@ func BenchmarkResponseCode(b *testing.B) {
 }
 
 // BenchmarkMetricsRequest is the whole per-request metric path for a large
-// ShareFetch answer: labels, histogram, error codes and delivery counts.
+// ShareFetch answer: the node label, labels, histogram, error codes and
+// delivery counts.
 func BenchmarkMetricsRequest(b *testing.B) {
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "r"}, []string{"api", "error_code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "d"}, []string{"api"}),
+		requests:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "r"}, []string{"api", "error_code", "node"}),
+		duration:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "d"}, []string{"api", "node"}),
+		nodes:     nodeLabels(0, 3),
+		firstNode: 0,
 	}
 	resp := benchShareFetch()
 	start := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		m.request(78, resp, nil, start)
+		m.request(m.node(2), 78, resp, nil, start)
 	}
 }

@@ -396,30 +396,65 @@ func live(stopped int32) []int32 {
 	return out
 }
 
-// Rules move-frees-acquired and share-ack-after-move with a real client:
-// two kgo share consumers drain 6 partitions led by 3 nodes while two
-// leaders move under them. Records acquired on an old leader are freed
-// and delivered again; the acknowledgements sent for them fail, so every
-// record ends accepted exactly once (the broker's accept counter equals
-// the records produced; an ACKNOWLEDGED record can never be accepted
-// again), and the share lag ends 0.
-func TestShareKgoLeaderMoves(t *testing.T) {
-	b := testbroker.Start(t, broker.Config{Nodes: 3, HTTP: "127.0.0.1:0", Props: map[string]string{"num.partitions": "6"}})
+// shareKgo is the scenario of the share-consumer move tests: two kgo share
+// consumers drain a 6-partition topic led by 3 nodes, each holding the
+// records of its polls unacknowledged until the test has disturbed the
+// cluster, so the disturbance finds records acquired on the nodes it
+// touches.
+type shareKgo struct {
+	b            *broker.Broker
+	ctx          context.Context
+	admin        *kgo.Client // also the producer
+	topic, group string
+	produced     int
+	mu           sync.Mutex
+	seen         map[string]int // value -> deliveries seen by either member
+}
+
+// produce writes the next n values, round robin over the partitions.
+func (s *shareKgo) produce(t *testing.T, n int) {
+	t.Helper()
+	produceValues(t, s.ctx, s.admin, s.topic, s.produced, n)
+	s.produced += n
+}
+
+// accepted is the broker's count of records ever accepted.
+func (s *shareKgo) accepted(t *testing.T) float64 {
+	t.Helper()
+	fams := scrape(t, "http://"+s.b.HTTPAddr().String())
+	return metricValue(t, fams, "sharebroker_share_records_acknowledged_total", map[string]string{"type": "accept"})
+}
+
+// runShareKgo runs the scenario with the broker properties props (added to
+// num.partitions=6): it produces half of n records, calls whileHeld once
+// two partitions hold ACQUIRED records, lets the members acknowledge,
+// produces the other half, calls afterRelease (which may produce more),
+// and waits until the group's share lag is 0. It then asserts what every
+// run must show: each record produced was delivered, and the broker
+// accepted exactly as many records as were produced — an ACKNOWLEDGED
+// record can never be accepted again, so no record was accepted twice.
+func runShareKgo(t *testing.T, props map[string]string, n int, whileHeld func(s *shareKgo, held []int32), afterRelease func(s *shareKgo)) *shareKgo {
+	t.Helper()
+	cfgProps := map[string]string{"num.partitions": "6"}
+	for k, v := range props {
+		cfgProps[k] = v
+	}
+	b := testbroker.Start(t, broker.Config{Nodes: 3, HTTP: "127.0.0.1:0", Props: cfgProps})
 	var seeds []string
 	for _, a := range b.NodeAddrs() {
 		seeds = append(seeds, a.String())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	admin, err := kgo.NewClient(kgo.SeedBrokers(seeds...), kgo.AllowAutoTopicCreation(),
 		kgo.RecordPartitioner(kgo.RoundRobinPartitioner()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer admin.Close()
-	const topic, groupID, n = "moving", "movers", 1200
-	setGroupConfig(t, ctx, admin, groupID, "share.auto.offset.reset", "earliest")
-	produceValues(t, ctx, admin, topic, 0, 1)
+	t.Cleanup(admin.Close)
+	s := &shareKgo{b: b, ctx: ctx, admin: admin, topic: "moving", group: "movers", seen: map[string]int{}}
+	setGroupConfig(t, ctx, admin, s.group, "share.auto.offset.reset", "earliest")
+	s.produce(t, 1)
 	leaders := map[int32]bool{}
 	for _, p := range b.Cluster().Partitions {
 		leaders[p.Leader] = true
@@ -429,14 +464,10 @@ func TestShareKgoLeaderMoves(t *testing.T) {
 	}
 
 	consumers := []*kgo.Client{
-		newShareConsumer(t, seeds[0], topic, groupID, kgo.ShareMaxRecords(20), kgo.ShareMaxRecordsStrict()),
-		newShareConsumer(t, seeds[1], topic, groupID, kgo.ShareMaxRecords(20), kgo.ShareMaxRecordsStrict()),
+		newShareConsumer(t, seeds[0], s.topic, s.group, kgo.ShareMaxRecords(20), kgo.ShareMaxRecordsStrict()),
+		newShareConsumer(t, seeds[1], s.topic, s.group, kgo.ShareMaxRecords(20), kgo.ShareMaxRecordsStrict()),
 	}
-	// Each member holds the records of its polls until the leaders have
-	// moved, so the moves find records acquired on the old leaders.
-	moved := make(chan struct{})
-	var mu sync.Mutex
-	seen := map[string]int{} // value -> deliveries seen by either member
+	released := make(chan struct{})
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	consume := func(cl *kgo.Client) {
@@ -446,64 +477,231 @@ func TestShareKgoLeaderMoves(t *testing.T) {
 			if len(recs) == 0 {
 				continue
 			}
-			mu.Lock()
+			s.mu.Lock()
 			for _, r := range recs {
-				seen[string(r.Value)]++
+				s.seen[string(r.Value)]++
 			}
-			mu.Unlock()
+			s.mu.Unlock()
 			select {
-			case <-moved:
+			case <-released:
 			case <-runCtx.Done():
 			}
 			for _, r := range recs {
 				r.Ack(kgo.AckAccept)
 			}
-			_ = cl.FlushAcks(runCtx) // acks to an old leader fail, by design
+			_ = cl.FlushAcks(runCtx) // acks to an old leader or a stopped node fail, by design
 		}
 	}
 	for _, cl := range consumers {
 		wg.Add(1)
 		go consume(cl)
 	}
-	waitForMembers(t, ctx, admin, groupID, 2)
-	produceValues(t, ctx, admin, topic, 1, n/2-1)
-	// Move two leaders holding acquired records, each to the next node.
-	held := heldPartitions(t, ctx, b, groupID)
-	first := b.Cluster().Nodes[0].ID
-	for _, p := range held[:2] {
-		l := b.Cluster().Partitions[p].Leader
-		if _, err := b.MoveLeader(topic, p, first+(l-first+1)%3); err != nil {
-			t.Fatal(err)
-		}
+	waitForMembers(t, ctx, admin, s.group, 2)
+	s.produce(t, n/2-1)
+	whileHeld(s, heldPartitions(t, ctx, b, s.group))
+	close(released)
+	s.produce(t, n/2)
+	if afterRelease != nil {
+		afterRelease(s)
 	}
-	close(moved)
-	produceValues(t, ctx, admin, topic, n/2, n/2)
 
 	// Wait until the group has nothing left to deliver.
-	for ctx.Err() == nil && !drained(t, ctx, admin, groupID, topic) {
-		time.Sleep(20 * time.Millisecond)
+	for ctx.Err() == nil && !drained(t, ctx, admin, s.group, s.topic) {
+		select {
+		case <-ctx.Done():
+		case <-time.After(20 * time.Millisecond): // polling a condition, bounded by ctx
+		}
 	}
 	stop()
 	wg.Wait()
 	if ctx.Err() != nil {
-		t.Fatalf("not drained before the deadline: %d distinct records seen of %d", len(seen), n)
+		t.Fatalf("not drained before the deadline: %d distinct records seen of %d", len(s.seen), s.produced)
 	}
-	fams := scrape(t, "http://"+b.HTTPAddr().String())
-	if got := metricValue(t, fams, "sharebroker_share_records_acknowledged_total", map[string]string{"type": "accept"}); got != n {
-		t.Fatalf("%v records accepted; want each of %d exactly once", got, n)
+	if got := s.accepted(t); got != float64(s.produced) {
+		t.Fatalf("%v records accepted; want each of %d exactly once", got, s.produced)
 	}
-	if got := metricValue(t, fams, "sharebroker_share_records_released_on_leader_move_total", nil); got == 0 {
+	if len(s.seen) != s.produced {
+		t.Fatalf("saw %d distinct records; want %d", len(s.seen), s.produced)
+	}
+	return s
+}
+
+// redelivered is how many deliveries repeated an earlier one.
+func (s *shareKgo) redelivered() int {
+	r := 0
+	for _, c := range s.seen {
+		r += c - 1
+	}
+	return r
+}
+
+// Rules move-frees-acquired and share-ack-after-move with a real client:
+// two kgo share consumers drain 6 partitions led by 3 nodes while two
+// leaders move under them. Records acquired on an old leader are freed
+// and delivered again; the acknowledgements sent for them fail, so every
+// record ends accepted exactly once (the broker's accept counter equals
+// the records produced; an ACKNOWLEDGED record can never be accepted
+// again), and the share lag ends 0.
+func TestShareKgoLeaderMoves(t *testing.T) {
+	s := runShareKgo(t, nil, 1200, func(s *shareKgo, held []int32) {
+		// Move two leaders holding acquired records, each to the next node.
+		first := s.b.Cluster().Nodes[0].ID
+		for _, p := range held[:2] {
+			l := s.b.Cluster().Partitions[p].Leader
+			if _, err := s.b.MoveLeader(s.topic, p, first+(l-first+1)%3); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}, nil)
+	fams := scrape(t, "http://"+s.b.HTTPAddr().String())
+	freed := metricValue(t, fams, "sharebroker_share_records_released_on_leader_move_total", nil)
+	if freed == 0 {
 		t.Fatal("the moves freed no records")
 	}
-	redelivered := 0
-	for _, c := range seen {
-		redelivered += c - 1
+	t.Logf("%d deliveries repeated after the moves; %v records freed by them", s.redelivered(), freed)
+}
+
+// membersOn asks node for the group's members (ShareGroupDescribe sent to
+// that node, not routed) and returns each member's epoch and the group
+// epoch. The node must coordinate the group.
+func (s *shareKgo) membersOn(t *testing.T, node int32) (map[string]int32, int32) {
+	t.Helper()
+	req := kmsg.NewPtrShareGroupDescribeRequest()
+	req.GroupIDs = []string{s.group}
+	resp, err := req.RequestWith(s.ctx, s.admin.Broker(int(node)))
+	if err != nil || len(resp.Groups) != 1 || resp.Groups[0].ErrorCode != 0 {
+		t.Fatalf("ShareGroupDescribe on node %d: %v %+v", node, err, resp)
 	}
-	if len(seen) != n {
-		t.Fatalf("saw %d distinct records; want %d", len(seen), n)
+	out := map[string]int32{}
+	for _, m := range resp.Groups[0].Members {
+		out[m.MemberID] = m.MemberEpoch
 	}
-	t.Logf("%d deliveries repeated after the moves; %v records freed by them", redelivered,
-		metricValue(t, fams, "sharebroker_share_records_released_on_leader_move_total", nil))
+	return out, resp.Groups[0].GroupEpoch
+}
+
+// stableMembersOn waits until every member node describes is at the group
+// epoch (the first member catches up with the second's join on its next
+// heartbeat) and returns them.
+func (s *shareKgo) stableMembersOn(t *testing.T, node int32) map[string]int32 {
+	t.Helper()
+	for {
+		members, epoch := s.membersOn(t, node)
+		stable := true
+		for _, e := range members {
+			stable = stable && e == epoch
+		}
+		if stable {
+			return members
+		}
+		select {
+		case <-s.ctx.Done():
+			t.Fatalf("members %v never all at group epoch %d", members, epoch)
+		case <-time.After(20 * time.Millisecond): // polling a condition, bounded by ctx
+		}
+	}
+}
+
+// heartbeatsOn is how many ShareGroupHeartbeats node answered without an
+// error (the node label of sharebroker_requests_total).
+func (s *shareKgo) heartbeatsOn(t *testing.T, node int32) float64 {
+	t.Helper()
+	fams := scrape(t, "http://"+s.b.HTTPAddr().String())
+	return metricValue(t, fams, "sharebroker_requests_total",
+		map[string]string{"api": "ShareGroupHeartbeat", "error_code": "0", "node": fmt.Sprint(node)})
+}
+
+// Rules coordinator-move, share-group-reload, timers-restart-on-move,
+// stop-fails-over, stop-drops-sessions, start-as-follower with real
+// clients: two kgo share consumers drain 6 partitions led by 3 nodes
+// while, with records acquired and unacknowledged, the group's coordinator
+// moves and then a node leading partitions (not the new coordinator)
+// stops; later it starts again and a partition's leadership is moved back
+// to it. Session timeouts are short (3 s), so a member that did not
+// follow its coordinator would be expired: both members stay in the group
+// at the same member epochs through more than a session timeout of
+// heartbeats answered by the new coordinator. Every record ends accepted
+// exactly once and the share lag ends 0.
+func TestShareKgoCoordinatorMoveAndNodeStop(t *testing.T) {
+	// kgo heartbeats a share member at most once a second, whatever
+	// interval the coordinator answers (consumer_share.go: "sanity").
+	const session, interval = 3000, 1000 // ms
+	props := map[string]string{
+		"group.share.min.session.timeout.ms":    "1000",
+		"group.share.session.timeout.ms":        fmt.Sprint(session),
+		"group.share.min.heartbeat.interval.ms": "1000",
+		"group.share.heartbeat.interval.ms":     fmt.Sprint(interval),
+	}
+	var stopped, coordinator int32
+	var members map[string]int32
+	s := runShareKgo(t, props, 1200, func(s *shareKgo, held []int32) {
+		from := coordinatorNode(s.b, s.group)
+		members = s.stableMembersOn(t, from)
+		if len(members) != 2 {
+			t.Fatalf("members before the move: %v", members)
+		}
+		// The node to stop leads a partition holding acquired records;
+		// the coordinator moves to a node that is neither it nor the old
+		// coordinator (or just another one, when the node to stop
+		// coordinates the group).
+		stopped = leaderOf(t, s.b, s.topic, held[0]).Leader
+		coordinator = 3 - from - stopped
+		if from == stopped {
+			coordinator = (stopped + 1) % 3
+		}
+		if err := s.b.MoveCoordinator(cluster.Group, s.group, coordinator); err != nil {
+			t.Fatal(err)
+		}
+		// The new coordinator answers heartbeats for longer than a session
+		// timeout: of 2*(session/interval)+4 beats from two members beating
+		// at most once an interval, one member sent at least
+		// session/interval+2, over at least session+interval. Both members
+		// are still there, at the epochs they had: neither was expired
+		// (its timer restarted in full at the move) nor rejoined, so both
+		// found the new coordinator.
+		want := s.heartbeatsOn(t, coordinator) + 2*session/interval + 4
+		for s.heartbeatsOn(t, coordinator) < want {
+			select {
+			case <-s.ctx.Done():
+				t.Fatalf("node %d answered %v heartbeats, want %v", coordinator, s.heartbeatsOn(t, coordinator), want)
+			case <-time.After(50 * time.Millisecond): // polling a condition, bounded by ctx
+			}
+		}
+		if got, _ := s.membersOn(t, coordinator); fmt.Sprint(got) != fmt.Sprint(members) {
+			t.Fatalf("members after the coordinator move %v, before %v", got, members)
+		}
+
+		if err := s.b.StopNode(stopped); err != nil {
+			t.Fatal(err)
+		}
+	}, func(s *shareKgo) {
+		// Once the members have accepted half the records, the node
+		// starts again, and the leadership of one partition moves back to
+		// it, so the members fetch from it again for the last records.
+		for s.accepted(t) < float64(s.produced/2) {
+			select {
+			case <-s.ctx.Done():
+				t.Fatalf("accepted %v of %d before the deadline", s.accepted(t), s.produced)
+			case <-time.After(20 * time.Millisecond): // polling a condition, bounded by ctx
+			}
+		}
+		if err := s.b.StartNode(stopped); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.b.MoveLeader(s.topic, 0, stopped); err != nil {
+			t.Fatal(err)
+		}
+		s.produce(t, 300)
+	})
+	if got, _ := s.membersOn(t, coordinator); fmt.Sprint(got) != fmt.Sprint(members) {
+		t.Fatalf("members at the end %v, after the coordinator move %v", got, members)
+	}
+	fams := scrape(t, "http://"+s.b.HTTPAddr().String())
+	freed := metricValue(t, fams, "sharebroker_share_records_released_on_leader_move_total", nil)
+	if freed == 0 {
+		t.Fatalf("node %d stopped leading a partition with acquired records, but none was freed", stopped)
+	}
+	t.Logf("coordinator moved to node %d; node %d stopped and started; %d deliveries repeated; %v records freed by the stop",
+		coordinator, stopped, s.redelivered(), freed)
 }
 
 // heldPartitions waits until at least two partitions of the group's share
