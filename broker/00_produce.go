@@ -10,7 +10,9 @@ package broker
 //     unknown one answers UNKNOWN_TOPIC_OR_PARTITION or UNKNOWN_TOPIC_ID.
 //     Produce never creates topics (Kafka creates them from Metadata only).
 //   - acks must be 0, 1 or -1 (else INVALID_REQUIRED_ACKS); acks=0 gets no
-//     response at all. With one node, 1 and -1 mean the same.
+//     response at all. With one node, 1 and -1 mean the same; with more,
+//     -1 is refused with NOT_ENOUGH_REPLICAS while fewer nodes are up than
+//     the topic's min.insync.replicas (min-isr).
 //   - An acks=0 request that fails for any partition closes the connection,
 //     as Kafka does: there is no response to carry the error, and a closed
 //     connection is what makes the producer refresh its metadata.
@@ -87,6 +89,10 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 					sp.ErrorCode, sp.ErrorMessage = codeFor(err), produceErrMessage(err)
 					break
 				}
+				if err := b.checkMinInsync(req.Acks, p, settings); err != nil {
+					sp.ErrorCode = codeFor(err)
+					break
+				}
 				res, err := p.Append(rp.Records, storage.AppendOptions{
 					MaxMessageBytes: settings.maxMessageBytes,
 					LogAppendTime:   settings.logAppendTime,
@@ -140,6 +146,22 @@ func (b *Broker) notLeaderForProduce(r *request, t *storage.Topic, p *storage.Pa
 		leaders.add(l.Leader)
 	}
 	return true
+}
+
+// checkMinInsync refuses an acks=-1 append to a partition whose in-sync
+// replicas (the nodes that are up) are fewer than its min.insync.replicas,
+// capped at its replica count as Kafka's Partition.effectiveMinIsr caps
+// it; appendRecordsToLeader checks this before appending (docs/cluster.md
+// min-isr). Every node holds a replica, so one node never refuses.
+func (b *Broker) checkMinInsync(acks int16, p *storage.Partition, settings topicSettings) error {
+	if acks != -1 || b.cfg.Nodes <= 1 {
+		return nil
+	}
+	isr := len(b.cluster.LiveNodes())
+	if minIsr := min(int(settings.minInsync), b.cfg.Nodes); isr < minIsr {
+		return fmt.Errorf("%w: partition %d of topic %s has %d in-sync replicas, min.insync.replicas is %d", errNotEnoughReplicas, p.Index, p.Topic, isr, minIsr)
+	}
+	return nil
 }
 
 // produceErrMessage is a partition's ErrorMessage for err. Kafka's

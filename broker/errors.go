@@ -22,6 +22,8 @@ func codeFor(err error) int16 {
 	// (produce-txn-errors).
 	case errors.Is(err, errTxnNotVerified):
 		return kerr.NotEnoughReplicas.Code
+	case errors.Is(err, errNotEnoughReplicas):
+		return kerr.NotEnoughReplicas.Code
 	case errors.Is(err, errTransactionAbortable):
 		return kerr.TransactionAbortable.Code
 	case errors.Is(err, storage.ErrUnknownTopic):
@@ -153,7 +155,10 @@ var (
 	errTxnNotVerified = errors.New("cannot verify the partition is in the transaction yet")
 	// errTransactionAbortable: a transactional batch for a partition not in
 	// the transaction; the producer must abort.
-	errTransactionAbortable     = errors.New("partition is not in the transaction")
+	errTransactionAbortable = errors.New("partition is not in the transaction")
+	// errNotEnoughReplicas: an acks=-1 produce to a partition whose ISR
+	// is below its min.insync.replicas (docs/cluster.md min-isr).
+	errNotEnoughReplicas        = errors.New("the ISR is smaller than min.insync.replicas")
 	errInvalidConfig            = errors.New("invalid configuration")
 	errInvalidRequest           = errors.New("invalid request")
 	errInvalidReplicationFactor = errors.New("invalid replication factor")

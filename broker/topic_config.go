@@ -19,6 +19,7 @@ type topicSettings struct {
 	retentionBytes  int64
 	maxMessageBytes int32
 	logAppendTime   bool
+	minInsync       int32 // min.insync.replicas
 }
 
 // topicValue returns the effective value of a topic property and whether it
@@ -46,6 +47,7 @@ func (b *Broker) topicConfig(t *storage.Topic) topicSettings {
 		retentionBytes:  get("retention.bytes"),
 		maxMessageBytes: int32(get("max.message.bytes")),
 		logAppendTime:   ts == "LogAppendTime",
+		minInsync:       int32(get("min.insync.replicas")),
 	}
 }
 
