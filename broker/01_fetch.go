@@ -21,8 +21,11 @@ package broker
 //   - CurrentLeaderEpoch (v9+), unless -1, must be the partition's leader
 //     epoch: older answers FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH
 //     (epoch-check). A node that does not lead the partition answers
-//     NOT_LEADER_OR_FOLLOWER (not-leader). From v16 both carry the current
-//     leader and epoch, and the answer the leaders' NodeEndpoints (KIP-951).
+//     NOT_LEADER_OR_FOLLOWER (not-leader) to a fetch before v11 and to a
+//     follower broker's; from v11 a consumer's fetch is served by any
+//     replica from the shared log, PreferredReadReplica -1
+//     (fetch-from-follower). From v16 both errors carry the current leader
+//     and epoch, and the answer the leaders' NodeEndpoints (KIP-951).
 //   - IsolationLevel 1 (read_committed) returns batches only below the last
 //     stable offset and lists the aborted transactions overlapping them
 //     (read-committed-fetch); LastStableOffset is always the LSO.
@@ -156,8 +159,8 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32) (*fe
 	return resp, total, failed
 }
 
-// refuseFetch answers a partition whose epoch check fails or that node
-// does not lead; from v16 the answer names the current leader, as Kafka's
+// refuseFetch answers a partition whose epoch check fails, or that node
+// does not lead when the fetch must be served by the leader; from v16 the answer names the current leader, as Kafka's
 // KafkaApis.handleFetchRequest does for NOT_LEADER_OR_FOLLOWER and
 // FENCED_LEADER_EPOCH. It reports whether it answered.
 func (b *Broker) refuseFetch(req *kmsg.FetchRequest, node int32, t *storage.Topic, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, leaders *leaderEndpoints) bool {
@@ -166,7 +169,7 @@ func (b *Broker) refuseFetch(req *kmsg.FetchRequest, node int32, t *storage.Topi
 		epoch = noEpoch
 	}
 	l, code := b.checkLeader(node, t, rp.Partition, epoch)
-	if code == 0 {
+	if code == 0 || (code == kerr.NotLeaderForPartition.Code && !fetchOnlyLeader(req)) {
 		return false
 	}
 	sp.ErrorCode = code
@@ -175,4 +178,21 @@ func (b *Broker) refuseFetch(req *kmsg.FetchRequest, node int32, t *storage.Topi
 		leaders.add(l.Leader)
 	}
 	return true
+}
+
+// consumerReplicaID is the replica ID of a consumer's fetch (Kafka's
+// FetchRequest.CONSUMER_REPLICA_ID).
+const consumerReplicaID = -1
+
+// fetchOnlyLeader is Kafka's FetchParams.fetchOnlyLeader: a follower
+// broker's fetch (replica ID >= 0) and a consumer's fetch without client
+// metadata (before v11, KafkaApis.handleFetchRequest) must be served by
+// the leader; a consumer's v11+ fetch may be served by any replica, with
+// or without a replica selector (docs/cluster.md fetch-from-follower).
+func fetchOnlyLeader(req *kmsg.FetchRequest) bool {
+	id := req.ReplicaID
+	if req.Version >= 15 {
+		id = req.ReplicaState.ID
+	}
+	return id >= 0 || (id == consumerReplicaID && req.Version < 11)
 }

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -90,5 +91,69 @@ func TestNodesMinInsyncReplicas(t *testing.T) {
 	}
 	if p := produceRaw(t, c, "m", -1, 1); p.ErrorCode != 0 || p.BaseOffset != 2 {
 		t.Fatalf("ISR 2 again: %+v", p)
+	}
+}
+
+// Rule: fetch-from-follower (docs/cluster.md): a consumer's Fetch v11+ to
+// a node that does not lead the partition is served from the replica —
+// records, high watermark, PreferredReadReplica -1, no CurrentLeader —
+// as Kafka serves it when FetchParams.fetchOnlyLeader is false (client
+// metadata present, no replica selector); a long poll there wakes on an
+// append through the leader; v10 and a follower broker's fetch still
+// answer NOT_LEADER_OR_FOLLOWER.
+func TestNodesFetchFromFollower(t *testing.T) {
+	s := newLeaderSetup(t)
+	if r := s.produce(t, s.leader(0), 10, 0, 3).Topics[0].Partitions[0]; r.ErrorCode != 0 {
+		t.Fatalf("produce: %+v", r)
+	}
+	f := s.follower(0)
+	for _, v := range []int16{11, 12, 13, 16, 18} {
+		resp := s.fetch(t, f, v, 0, 0)
+		p := resp.Topics[0].Partitions[0]
+		if p.ErrorCode != 0 || len(p.RecordBatches) == 0 || p.HighWatermark != 3 || p.LastStableOffset != 3 || p.LogStartOffset != 0 ||
+			p.PreferredReadReplica != -1 || p.CurrentLeader.LeaderID != -1 || len(resp.Brokers) != 0 {
+			t.Fatalf("v%d on a follower: %+v brokers %+v", v, p, resp.Brokers)
+		}
+	}
+	if p := s.fetch(t, f, 10, 0, 0).Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("v10 on a follower: %+v", p)
+	}
+	if p := s.fetchAs(t, f, f, 16, 0, 0).Topics[0].Partitions[0]; p.ErrorCode != kerr.NotLeaderForPartition.Code || p.CurrentLeader.LeaderID != s.leader(0) {
+		t.Fatalf("a follower broker's fetch: %+v", p)
+	}
+
+	// A long poll on the follower wakes when the leader appends.
+	req := kmsg.NewPtrFetchRequest()
+	req.Version = 12
+	req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 1<<20, 1, 10000
+	rt := kmsg.NewFetchRequestTopic()
+	rt.Topic = "t"
+	rp := kmsg.NewFetchRequestTopicPartition()
+	rp.Partition, rp.PartitionMaxBytes, rp.FetchOffset, rp.CurrentLeaderEpoch = 0, 1<<20, 3, 0
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	poller := rawconn.Dial(t, nodeListenerAddr(t, s.b, f, "OTHER"))
+	corr := poller.Send(req)
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	if r := s.produce(t, s.leader(0), 10, 0, 1).Topics[0].Partitions[0]; r.ErrorCode != 0 {
+		t.Fatalf("produce: %+v", r)
+	}
+	resp := poller.Recv(req, corr, 20*time.Second).(*kmsg.FetchResponse)
+	if p := resp.Topics[0].Partitions[0]; p.ErrorCode != 0 || len(p.RecordBatches) == 0 || p.HighWatermark != 4 || time.Since(start) > 5*time.Second {
+		t.Fatalf("long poll on the follower: %+v after %v", p, time.Since(start))
+	}
+
+	// After a move the old leader is a follower: served with the new
+	// epoch, fenced with the old one.
+	old := s.leader(0)
+	if _, err := s.b.MoveLeader("t", 0, f); err != nil {
+		t.Fatal(err)
+	}
+	if p := s.fetch(t, old, 16, 1, 0).Topics[0].Partitions[0]; p.ErrorCode != 0 || p.HighWatermark != 4 {
+		t.Fatalf("old leader, new epoch: %+v", p)
+	}
+	if p := s.fetch(t, old, 16, 0, 0).Topics[0].Partitions[0]; p.ErrorCode != kerr.FencedLeaderEpoch.Code || p.CurrentLeader.LeaderID != f || p.CurrentLeader.LeaderEpoch != 1 {
+		t.Fatalf("old leader, old epoch: %+v", p)
 	}
 }

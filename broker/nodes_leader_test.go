@@ -73,8 +73,16 @@ func (s *leaderSetup) produce(t *testing.T, node int32, version int16, p int32, 
 
 func (s *leaderSetup) fetch(t *testing.T, node int32, version int16, epoch int32, parts ...int32) *kmsg.FetchResponse {
 	t.Helper()
+	return s.fetchAs(t, -1, node, version, epoch, parts...)
+}
+
+// fetchAs is fetch with a replica ID: -1 a consumer, a node ID a follower
+// broker replicating (ReplicaID before v15, ReplicaState from v15).
+func (s *leaderSetup) fetchAs(t *testing.T, replica, node int32, version int16, epoch int32, parts ...int32) *kmsg.FetchResponse {
+	t.Helper()
 	req := kmsg.NewPtrFetchRequest()
 	req.Version = version
+	req.ReplicaID, req.ReplicaState.ID = replica, replica
 	req.MaxBytes, req.MinBytes, req.MaxWaitMillis = 1<<20, 0, 0
 	rt := kmsg.NewFetchRequestTopic()
 	rt.Topic, rt.TopicID = "t", s.id
@@ -124,10 +132,11 @@ func TestNodesProduceNotLeader(t *testing.T) {
 	}
 }
 
-// Rule: not-leader, epoch-check: Fetch from a follower answers
-// NOT_LEADER_OR_FOLLOWER, with CurrentLeader and NodeEndpoints from v16;
-// the answer still carries the records of a partition the node leads
-// (the spliced encoder falls back to kmsg for the tagged fields).
+// Rule: not-leader, epoch-check: a fetch that only the leader may serve (a
+// follower broker's, fetch-from-follower) answers NOT_LEADER_OR_FOLLOWER
+// on another node, with CurrentLeader and NodeEndpoints from v16; the
+// answer still carries the records of a partition the node leads (the
+// spliced encoder falls back to kmsg for the tagged fields).
 func TestNodesFetchNotLeaderAndEpochs(t *testing.T) {
 	s := newLeaderSetup(t)
 	for p := range int32(3) {
@@ -142,7 +151,11 @@ func TestNodesFetchNotLeaderAndEpochs(t *testing.T) {
 			other = p
 		}
 	}
-	resp := s.fetch(t, node, 16, -1, 0, other)
+	replica := s.follower(other) // a broker that replicates other, not node
+	if replica == node {
+		replica = 5 + (node-5+2)%3
+	}
+	resp := s.fetchAs(t, replica, node, 16, -1, 0, other)
 	ps := resp.Topics[0].Partitions
 	if ps[0].ErrorCode != 0 || len(ps[0].RecordBatches) == 0 || ps[0].HighWatermark != 2 || ps[0].CurrentLeader.LeaderID != -1 {
 		t.Fatalf("led partition: %+v", ps[0])
@@ -156,8 +169,11 @@ func TestNodesFetchNotLeaderAndEpochs(t *testing.T) {
 		ids, hosts, ports = append(ids, n.NodeID), append(hosts, n.Host), append(ports, n.Port)
 	}
 	s.wantEndpoint(t, s.leader(other), ids, hosts, ports)
-	if old := s.fetch(t, node, 15, -1, other).Topics[0].Partitions[0]; old.ErrorCode != kerr.NotLeaderForPartition.Code || old.CurrentLeader.LeaderID != -1 {
+	if old := s.fetchAs(t, replica, node, 15, -1, other).Topics[0].Partitions[0]; old.ErrorCode != kerr.NotLeaderForPartition.Code || old.CurrentLeader.LeaderID != -1 {
 		t.Fatalf("v15: %+v", old)
+	}
+	if old := s.fetch(t, node, 10, -1, other).Topics[0].Partitions[0]; old.ErrorCode != kerr.NotLeaderForPartition.Code {
+		t.Fatalf("v10 consumer: %+v", old)
 	}
 
 	// The epoch: move partition 0's leader twice (epoch 2), then ask with
@@ -182,7 +198,7 @@ func TestNodesFetchNotLeaderAndEpochs(t *testing.T) {
 		{next, 3, kerr.UnknownLeaderEpoch.Code},
 		{next, 2, 0},
 		{next, -1, 0},
-		{node, 2, kerr.NotLeaderForPartition.Code},
+		{node, 2, 0},                           // fetch-from-follower: the current epoch is served by a follower
 		{node, 1, kerr.FencedLeaderEpoch.Code}, // the epoch is checked first, as Kafka's Partition.getLocalLog
 	} {
 		p := s.fetch(t, tc.node, 16, tc.epoch, 0).Topics[0].Partitions[0]
@@ -190,7 +206,7 @@ func TestNodesFetchNotLeaderAndEpochs(t *testing.T) {
 			t.Fatalf("node %d epoch %d: error %d, want %d", tc.node, tc.epoch, p.ErrorCode, tc.want)
 		}
 		wantLeader := int32(-1)
-		if tc.want == kerr.FencedLeaderEpoch.Code || tc.want == kerr.NotLeaderForPartition.Code {
+		if tc.want == kerr.FencedLeaderEpoch.Code {
 			wantLeader = next
 		}
 		if p.CurrentLeader.LeaderID != wantLeader || (wantLeader >= 0 && p.CurrentLeader.LeaderEpoch != 2) {

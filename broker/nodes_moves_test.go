@@ -261,26 +261,34 @@ func metadataV12(t *testing.T, c *rawconn.Conn, topic string) *kmsg.MetadataResp
 }
 
 // Rule: move-wakes-polls: a Fetch parked on the leader (MaxWaitMs a
-// minute, nothing to read) answers NOT_LEADER_OR_FOLLOWER with the new
-// leader as soon as the partition moves, well before its wait is up; the
-// connection stays open (move-keeps-connections).
+// minute, nothing to read) answers FENCED_LEADER_EPOCH with the new
+// leader as soon as the partition moves, well before its wait is up; one
+// sent without an epoch keeps waiting, since the old leader, now a
+// follower, serves it (fetch-from-follower; Kafka's DelayedFetch
+// completes early only on an error); the connection stays open
+// (move-keeps-connections).
 func TestNodesMoveWakesFetch(t *testing.T) {
 	b, _ := startMoveNodes(t, 3)
 	c0 := rawconn.Dial(t, b.NodeAddrs()[0].String())
 	createTopicRaw(t, c0, "t", 1)
 	leader := leaderOf(t, b, "t", 0).Leader
 	c := rawconn.Dial(t, b.NodeAddrs()[leader].String())
+	cAny := rawconn.Dial(t, b.NodeAddrs()[leader].String())
 
-	req := kmsg.NewPtrFetchRequest()
-	req.Version = 16
-	req.ReplicaID, req.MaxBytes, req.MinBytes, req.MaxWaitMillis = -1, 1<<20, 1, 60_000
-	rt := kmsg.NewFetchRequestTopic()
-	rt.TopicID = metadataV12(t, c0, "t").Topics[0].TopicID
-	rp := kmsg.NewFetchRequestTopicPartition()
-	rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = 1<<20, -1 // with 0 the answer is FENCED_LEADER_EPOCH
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
-	corr := c.Send(req)
+	fetch := func(epoch int32) *kmsg.FetchRequest {
+		req := kmsg.NewPtrFetchRequest()
+		req.Version = 16
+		req.ReplicaID, req.MaxBytes, req.MinBytes, req.MaxWaitMillis = -1, 1<<20, 1, 60_000
+		rt := kmsg.NewFetchRequestTopic()
+		rt.TopicID = metadataV12(t, c0, "t").Topics[0].TopicID
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch = 1<<20, epoch
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		return req
+	}
+	req, reqAny := fetch(0), fetch(-1)
+	corr, corrAny := c.Send(req), cAny.Send(reqAny)
 	if _, err := c.TryRecv(req, corr, 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the fetch answered before the move: %v", err)
 	}
@@ -290,8 +298,11 @@ func TestNodesMoveWakesFetch(t *testing.T) {
 	}
 	resp := c.Recv(req, corr, 10*time.Second).(*kmsg.FetchResponse)
 	p := resp.Topics[0].Partitions[0]
-	if p.ErrorCode != kerr.NotLeaderForPartition.Code || p.CurrentLeader.LeaderID != to || p.CurrentLeader.LeaderEpoch != 1 {
+	if p.ErrorCode != kerr.FencedLeaderEpoch.Code || p.CurrentLeader.LeaderID != to || p.CurrentLeader.LeaderEpoch != 1 {
 		t.Fatalf("woken fetch: %+v", p)
+	}
+	if _, err := cAny.TryRecv(reqAny, corrAny, 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the fetch without an epoch answered after the move: %v", err)
 	}
 	c.ExpectOpen()
 }
