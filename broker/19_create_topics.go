@@ -4,11 +4,17 @@ package broker
 //
 //   - NumPartitions -1 means num.partitions; 0 or below -1 answers
 //     INVALID_PARTITIONS.
-//   - ReplicationFactor -1 or 1 is accepted (one node holds the one
-//     replica); 0 or below -1, or above 1, answers INVALID_REPLICATION_FACTOR.
+//   - ReplicationFactor must be -1 or 1 to the number of nodes, as Kafka
+//     allows 1 to the number of brokers; anything else answers
+//     INVALID_REPLICATION_FACTOR. Every node holds a replica of every
+//     partition whatever the factor, so the answer says N
+//     (replication-factor).
 //   - Explicit Assignments need NumPartitions and ReplicationFactor of -1
 //     (else INVALID_REQUEST), partitions numbered 0..n-1, and every replica
-//     list exactly [our node ID]; anything else is INVALID_REPLICA_ASSIGNMENT.
+//     list a permutation of all node IDs (with one node, exactly [our node
+//     ID]); anything else is INVALID_REPLICA_ASSIGNMENT. The list is the
+//     partition's replica list, its first live node the leader
+//     (explicit-assignment).
 //   - A bad name answers INVALID_TOPIC_EXCEPTION, an existing topic
 //     TOPIC_ALREADY_EXISTS, an unknown or invalid config INVALID_CONFIG
 //     naming the property, a name given twice INVALID_REQUEST (once).
@@ -73,7 +79,7 @@ func (b *Broker) createTopic(rt *kmsg.CreateTopicsRequestTopic, validateOnly boo
 	if b.store.Topic(rt.Topic) != nil {
 		return fmt.Errorf("%w: topic %q already exists", storage.ErrTopicExists, rt.Topic)
 	}
-	partitions, err := b.newTopicPartitions(rt)
+	partitions, assigned, err := b.newTopicPartitions(rt)
 	if err != nil {
 		return err
 	}
@@ -94,6 +100,9 @@ func (b *Broker) createTopic(rt *kmsg.CreateTopicsRequestTopic, validateOnly boo
 			return err // a concurrent create of the same name
 		}
 		st.TopicID = t.ID
+		if assigned != nil {
+			b.cluster.Assign(t.Name, 0, assigned)
+		}
 		b.log.Info("topic created", attrTopic, t.Name, "partitions", partitions)
 	}
 	st.NumPartitions, st.ReplicationFactor = partitions, int16(b.cfg.Nodes)
@@ -109,49 +118,49 @@ func (b *Broker) createTopic(rt *kmsg.CreateTopicsRequestTopic, validateOnly boo
 }
 
 // newTopicPartitions checks the partition count, replication factor and
-// assignments of a new topic and returns its partition count.
-func (b *Broker) newTopicPartitions(rt *kmsg.CreateTopicsRequestTopic) (int32, error) {
+// assignments of a new topic and returns its partition count and, for an
+// explicit assignment, each partition's replica list by index.
+func (b *Broker) newTopicPartitions(rt *kmsg.CreateTopicsRequestTopic) (int32, [][]int32, error) {
 	if len(rt.ReplicaAssignment) > 0 {
 		if rt.NumPartitions != -1 || rt.ReplicationFactor != -1 {
-			return 0, fmt.Errorf("%w: a manual partition assignment was given, so NumPartitions and ReplicationFactor must be -1", errInvalidRequest)
+			return 0, nil, fmt.Errorf("%w: a manual partition assignment was given, so NumPartitions and ReplicationFactor must be -1", errInvalidRequest)
 		}
-		indexes := make([]int32, 0, len(rt.ReplicaAssignment))
+		n := int32(len(rt.ReplicaAssignment))
+		assigned := make([][]int32, n)
 		for _, a := range rt.ReplicaAssignment {
 			if err := b.checkReplicas(a.Partition, a.Replicas); err != nil {
-				return 0, err
-			}
-			indexes = append(indexes, a.Partition)
-		}
-		slices.Sort(indexes)
-		for i, p := range indexes {
-			if p != int32(i) {
-				return 0, fmt.Errorf("%w: assigned partitions must be numbered 0 to %d, each once", errInvalidReplicaAssignment, len(indexes)-1)
+				return 0, nil, err
 			}
 		}
-		return int32(len(indexes)), nil
+		for _, a := range rt.ReplicaAssignment {
+			if a.Partition < 0 || a.Partition >= n || assigned[a.Partition] != nil {
+				return 0, nil, fmt.Errorf("%w: assigned partitions must be numbered 0 to %d, each once", errInvalidReplicaAssignment, n-1)
+			}
+			assigned[a.Partition] = a.Replicas
+		}
+		return n, assigned, nil
 	}
 	partitions := rt.NumPartitions
 	switch {
 	case partitions == -1:
 		partitions = b.cfg.props.int32("num.partitions")
 	case partitions <= 0:
-		return 0, fmt.Errorf("%w: %d; give a positive count or -1 for num.partitions", storage.ErrInvalidPartitions, partitions)
+		return 0, nil, fmt.Errorf("%w: %d; give a positive count or -1 for num.partitions", storage.ErrInvalidPartitions, partitions)
 	}
 	switch rf := rt.ReplicationFactor; {
 	case rf == 0 || rf < -1:
-		return 0, fmt.Errorf("%w: %d; give a positive factor or -1 for the default", errInvalidReplicationFactor, rf)
+		return 0, nil, fmt.Errorf("%w: %d; give a positive factor or -1 for the default", errInvalidReplicationFactor, rf)
 	case int(rf) > b.cfg.Nodes:
-		return 0, fmt.Errorf("%w: %d replicas cannot be placed: the cluster has %d %s", errInvalidReplicationFactor, rf, b.cfg.Nodes, plural(b.cfg.Nodes, "broker", "brokers"))
+		return 0, nil, fmt.Errorf("%w: %d replicas cannot be placed: the cluster has %d %s", errInvalidReplicationFactor, rf, b.cfg.Nodes, plural(b.cfg.Nodes, "broker", "brokers"))
 	}
-	return partitions, nil
+	return partitions, nil, nil
 }
 
-// checkReplicas accepts a partition's replica list if it names nodes of
-// the cluster, each once. Every node holds a replica whatever the list
-// says (docs/cluster.md §11, replication-factor); with one node the list
-// must be exactly that node.
+// checkReplicas accepts a partition's replica list if it names every node
+// of the cluster once (docs/cluster.md explicit-assignment); with one node
+// the list must be exactly that node.
 func (b *Broker) checkReplicas(partition int32, replicas []int32) error {
-	ok := len(replicas) > 0
+	ok := len(replicas) == b.cfg.Nodes
 	for i, r := range replicas {
 		if r < b.cfg.NodeID || int64(r) >= int64(b.cfg.NodeID)+int64(b.cfg.Nodes) || slices.Contains(replicas[:i], r) {
 			ok = false
@@ -161,7 +170,7 @@ func (b *Broker) checkReplicas(partition int32, replicas []int32) error {
 		if b.cfg.Nodes == 1 {
 			return fmt.Errorf("%w: partition %d is assigned to brokers %v; the only broker is %d", errInvalidReplicaAssignment, partition, replicas, b.cfg.NodeID)
 		}
-		return fmt.Errorf("%w: partition %d is assigned to brokers %v; the brokers are %d to %d, each at most once", errInvalidReplicaAssignment, partition, replicas, b.cfg.NodeID, b.cfg.NodeID+int32(b.cfg.Nodes)-1)
+		return fmt.Errorf("%w: partition %d is assigned to brokers %v; every partition needs each of the brokers %d to %d exactly once", errInvalidReplicaAssignment, partition, replicas, b.cfg.NodeID, b.cfg.NodeID+int32(b.cfg.Nodes)-1)
 	}
 	return nil
 }

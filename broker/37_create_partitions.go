@@ -7,7 +7,9 @@ package broker
 //   - An unknown topic answers UNKNOWN_TOPIC_OR_PARTITION, a name given
 //     twice INVALID_REQUEST (once).
 //   - Assignment, if given, must hold one replica list per new partition,
-//     each exactly [our node ID]; else INVALID_REPLICA_ASSIGNMENT.
+//     each a permutation of all node IDs (with one node, exactly [our node
+//     ID]); else INVALID_REPLICA_ASSIGNMENT. The list is the partition's
+//     replica list, its first live node the leader (explicit-assignment).
 //   - ValidateOnly checks everything and adds nothing.
 //   - New partitions start empty at offset 0.
 
@@ -77,6 +79,13 @@ func (b *Broker) createPartitions(rt *kmsg.CreatePartitionsRequestTopic, validat
 	}
 	if err := t.AddPartitions(rt.Count); err != nil {
 		return err // a concurrent CreatePartitions got there first
+	}
+	if rt.Assignment != nil {
+		assigned := make([][]int32, len(rt.Assignment))
+		for i, a := range rt.Assignment {
+			assigned[i] = a.Replicas
+		}
+		b.cluster.Assign(rt.Topic, current, assigned)
 	}
 	b.log.Info("partitions added", attrTopic, rt.Topic, "partitions", rt.Count)
 	return nil

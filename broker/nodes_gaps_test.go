@@ -1,12 +1,16 @@
 package broker_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
 )
@@ -156,4 +160,107 @@ func TestNodesFetchFromFollower(t *testing.T) {
 	if p := s.fetch(t, old, 16, 0, 0).Topics[0].Partitions[0]; p.ErrorCode != kerr.FencedLeaderEpoch.Code || p.CurrentLeader.LeaderID != f || p.CurrentLeader.LeaderEpoch != 1 {
 		t.Fatalf("old leader, old epoch: %+v", p)
 	}
+}
+
+// createAssigned creates topic with an explicit replica assignment (one
+// list per partition) and returns the topic's answer.
+func createAssigned(t *testing.T, c *rawconn.Conn, topic string, rf int16, parts int32, lists ...[]int32) kmsg.CreateTopicsResponseTopic {
+	t.Helper()
+	req := kmsg.NewPtrCreateTopicsRequest()
+	req.Version = 7
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = topic, parts, rf
+	for i, l := range lists {
+		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		a.Partition, a.Replicas = int32(i), l
+		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
+	}
+	req.Topics = append(req.Topics, rt)
+	return c.Request(req).(*kmsg.CreateTopicsResponse).Topics[0]
+}
+
+// wantPlacement checks Metadata's leader, epoch, replicas and offline
+// replicas for one partition.
+func wantPlacement(t *testing.T, c *rawconn.Conn, topic string, p int32, leader, epoch int32, replicas, offline []int32) {
+	t.Helper()
+	md := metadataV12(t, c, topic).Topics[0]
+	for _, mp := range md.Partitions {
+		if mp.Partition != p {
+			continue
+		}
+		if mp.ErrorCode != 0 || mp.Leader != leader || mp.LeaderEpoch != epoch || !slices.Equal(mp.Replicas, replicas) || !slices.Equal(mp.OfflineReplicas, offline) {
+			t.Fatalf("%s-%d: leader %d epoch %d replicas %v offline %v, want %d %d %v %v", topic, p, mp.Leader, mp.LeaderEpoch, mp.Replicas, mp.OfflineReplicas, leader, epoch, replicas, offline)
+		}
+		return
+	}
+	t.Fatalf("%s-%d: not in metadata %+v", topic, p, md)
+}
+
+// Rule: replication-factor, explicit-assignment, create-while-down
+// (docs/cluster.md): a replication factor must be -1 or 1 to N, and the
+// topic gets N replicas in replica-order whatever it is; an explicit
+// assignment must list every node once per partition, and its order is
+// the replica list Metadata reports, its first live node the leader and
+// the failover order; CreatePartitions honours it the same way.
+func TestNodesReplicationFactorAndAssignment(t *testing.T) {
+	b, _ := startNodes(t, 3)
+	c := rawconn.Dial(t, nodeListenerAddr(t, b, 5, "PLAINTEXT"))
+
+	for _, rf := range []int16{4, 0, -2} {
+		if st := createAssigned(t, c, "rf", rf, 1); st.ErrorCode != kerr.InvalidReplicationFactor.Code || st.ErrorMessage == nil {
+			t.Fatalf("replication factor %d: %d %v", rf, st.ErrorCode, st.ErrorMessage)
+		}
+	}
+	if st := createAssigned(t, c, "rf", 4, 1); st.ErrorMessage == nil || !strings.Contains(*st.ErrorMessage, "3 brokers") {
+		t.Fatalf("replication factor 4: message %v does not name the 3 brokers", st.ErrorMessage)
+	}
+	for _, rf := range []int16{1, 2, 3} {
+		topic := fmt.Sprintf("rf%d", rf)
+		if st := createAssigned(t, c, topic, rf, 1); st.ErrorCode != 0 || st.ReplicationFactor != 3 {
+			t.Fatalf("replication factor %d: %+v", rf, st)
+		}
+		model, _ := cluster.New(5, 3)
+		want := model.Replicas(topic, 0)
+		wantPlacement(t, c, topic, 0, want[0], 0, want, []int32{})
+	}
+
+	for _, bad := range [][]int32{{5, 6}, {5, 5, 6}, {5, 6, 7, 8}, {5, 6, 9}} {
+		if st := createAssigned(t, c, "bad", -1, -1, bad); st.ErrorCode != kerr.InvalidReplicaAssignment.Code {
+			t.Fatalf("assignment %v: %d %v", bad, st.ErrorCode, st.ErrorMessage)
+		}
+	}
+	if st := createAssigned(t, c, "a", -1, -1, []int32{7, 5, 6}, []int32{6, 7, 5}); st.ErrorCode != 0 || st.NumPartitions != 2 || st.ReplicationFactor != 3 {
+		t.Fatalf("assigned: %+v", st)
+	}
+	wantPlacement(t, c, "a", 0, 7, 0, []int32{7, 5, 6}, []int32{})
+	wantPlacement(t, c, "a", 1, 6, 0, []int32{6, 7, 5}, []int32{})
+
+	// CreatePartitions with an assignment.
+	cp := kmsg.NewPtrCreatePartitionsRequest()
+	cpt := kmsg.NewCreatePartitionsRequestTopic()
+	cpt.Topic, cpt.Count = "a", 3
+	cpa := kmsg.NewCreatePartitionsRequestTopicAssignment()
+	cpa.Replicas = []int32{5, 6}
+	cpt.Assignment = append(cpt.Assignment, cpa)
+	cp.Topics = append(cp.Topics, cpt)
+	if st := c.Request(cp).(*kmsg.CreatePartitionsResponse).Topics[0]; st.ErrorCode != kerr.InvalidReplicaAssignment.Code {
+		t.Fatalf("CreatePartitions with two of three nodes: %+v", st)
+	}
+	cp.Topics[0].Assignment[0].Replicas = []int32{5, 7, 6}
+	if st := c.Request(cp).(*kmsg.CreatePartitionsResponse).Topics[0]; st.ErrorCode != 0 {
+		t.Fatalf("CreatePartitions: %+v", st)
+	}
+	wantPlacement(t, c, "a", 2, 5, 0, []int32{5, 7, 6}, []int32{})
+
+	// Failover follows the assigned order; a topic created while a node
+	// is down is led by the first live node of its list.
+	if err := b.StopNode(7); err != nil {
+		t.Fatal(err)
+	}
+	wantPlacement(t, c, "a", 0, 5, 1, []int32{7, 5, 6}, []int32{7})
+	wantPlacement(t, c, "a", 1, 6, 0, []int32{6, 7, 5}, []int32{7})
+	if st := createAssigned(t, c, "down", -1, -1, []int32{7, 6, 5}); st.ErrorCode != 0 {
+		t.Fatalf("create while down: %+v", st)
+	}
+	wantPlacement(t, c, "down", 0, 6, 0, []int32{7, 6, 5}, []int32{7})
 }

@@ -72,6 +72,10 @@ type Cluster struct {
 	up []bool       // by node index
 	// parts maps each topic to its partitions' leadership, by partition.
 	parts map[string][]Leadership
+	// assigned holds the replica lists given explicitly at creation
+	// (docs/cluster.md explicit-assignment), by topic then partition;
+	// other partitions follow replica-order.
+	assigned map[string]map[int32][]int32
 	// slots are the coordinator slots' leaders (node IDs), by type then
 	// slot.
 	slots [2][coordinatorSlots]int32
@@ -91,7 +95,7 @@ func New(first int32, n int) (*Cluster, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("a cluster needs at least one node, not %d", n)
 	}
-	c := &Cluster{first: first, up: make([]bool, n), parts: make(map[string][]Leadership), moved: make(map[coordinatorKey]int32)}
+	c := &Cluster{first: first, up: make([]bool, n), parts: make(map[string][]Leadership), assigned: make(map[string]map[int32][]int32), moved: make(map[coordinatorKey]int32)}
 	for i := range c.up {
 		c.up[i] = true
 	}
@@ -160,9 +164,45 @@ func (c *Cluster) AddPartitions(topic string, from, to int32) {
 	defer c.mu.Unlock()
 	ps := c.parts[topic]
 	for p := max(from, int32(len(ps))); p < to; p++ {
-		ps = append(ps, Leadership{Leader: c.liveFrom(c.preferred(topic, p))})
+		ps = append(ps, Leadership{Leader: c.firstLive(topic, p)})
 	}
 	c.parts[topic] = ps
+}
+
+// Assign gives partitions from..from+len(replicas)-1 of topic the replica
+// lists of an explicit assignment (docs/cluster.md explicit-assignment):
+// each is a permutation of every node ID, its first node the preferred
+// leader, and it is the order failover follows. A partition already
+// placed and never moved (epoch 0) is placed again by its list: the
+// assignment is given as the topic or partitions are created, before any
+// client could act on the placement.
+func (c *Cluster) Assign(topic string, from int32, replicas [][]int32) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	as := c.assigned[topic]
+	if as == nil {
+		as = make(map[int32][]int32)
+		c.assigned[topic] = as
+	}
+	ps := c.parts[topic]
+	for i, r := range replicas {
+		p := from + int32(i)
+		as[p] = slices.Clone(r)
+		if int(p) < len(ps) && ps[p].Epoch == 0 {
+			ps[p].Leader = c.firstLive(topic, p)
+		}
+	}
+}
+
+// firstLive is the leader partition p of topic gets when it is placed or
+// its leader stops: the first node of its replica list that is up.
+func (c *Cluster) firstLive(topic string, p int32) int32 {
+	for _, id := range c.assigned[topic][p] {
+		if i, ok := c.index(id); ok && c.up[i] {
+			return id
+		}
+	}
+	return c.liveFrom(c.preferred(topic, p))
 }
 
 // preferred is the index of the preferred leader of partition p of topic:
@@ -171,10 +211,17 @@ func (c *Cluster) preferred(topic string, p int32) int {
 	return (javaAbs(javaHash(topic))%len(c.up) + int(p)%len(c.up)) % len(c.up)
 }
 
-// Replicas returns the replica list of partition p of topic: every node,
-// starting at its preferred leader (docs/cluster.md replica-order). It is
-// the order failover follows.
+// Replicas returns the replica list of partition p of topic: its explicit
+// assignment if it had one, else every node starting at its preferred
+// leader (docs/cluster.md replica-order). It is the order failover
+// follows.
 func (c *Cluster) Replicas(topic string, p int32) []int32 {
+	c.mu.RLock()
+	r, ok := c.assigned[topic][p]
+	c.mu.RUnlock()
+	if ok {
+		return slices.Clone(r)
+	}
 	start := c.preferred(topic, p)
 	out := make([]int32, len(c.up))
 	for k := range out {
@@ -188,6 +235,7 @@ func (c *Cluster) RemoveTopic(topic string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.parts, topic)
+	delete(c.assigned, topic)
 }
 
 // Leader returns the leadership of partition p of topic; false if it was
@@ -304,7 +352,7 @@ func (c *Cluster) Stop(node int32) ([]PartitionLeadership, error) {
 	for topic, ps := range c.parts {
 		for p := range ps {
 			if ps[p].Leader == node {
-				ps[p] = Leadership{Leader: c.liveFrom(c.preferred(topic, int32(p))), Epoch: ps[p].Epoch + 1}
+				ps[p] = Leadership{Leader: c.firstLive(topic, int32(p)), Epoch: ps[p].Epoch + 1}
 				moved = append(moved, PartitionLeadership{Topic: topic, Partition: int32(p), Leadership: ps[p]})
 			}
 		}
