@@ -9,6 +9,8 @@ package broker
 //     partition.
 //   - Partitions: the leader and leader epoch the cluster placed; every
 //     node is a replica, the live ones in sync, the stopped ones offline.
+//     v0 lists only live replicas and answers a partition with a stopped
+//     one REPLICA_NOT_AVAILABLE, leader given (metadata-v0-filter).
 //   - Topics: all of them for a null list (v1+) or an empty list (v0);
 //     otherwise the named ones, by name or (v10+) by topic ID.
 //   - An unknown topic is created when auto.create.topics.enable is set and
@@ -45,6 +47,7 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 	resp := kmsg.NewPtrMetadataResponse()
 	l := r.conn.l
 	rs := b.replicaSets()
+	rs.aliveOnly = req.Version == 0
 	for _, node := range rs.live {
 		broker := kmsg.NewMetadataResponseBroker()
 		e := b.nodeEndpoint(node, l.index)
@@ -140,6 +143,9 @@ func (b *Broker) autoCreateTopic(name string) (*storage.Topic, error) {
 // share the slices.
 type replicaSets struct {
 	all, live, offline []int32
+	// aliveOnly is set for Metadata v0, which lists only the replicas on
+	// live nodes (docs/cluster.md metadata-v0-filter).
+	aliveOnly bool
 }
 
 func (b *Broker) replicaSets() replicaSets {
@@ -182,6 +188,13 @@ func (b *Broker) metadataTopic(t *storage.Topic, rs replicaSets) kmsg.MetadataRe
 		mp.Replicas, mp.ISR, mp.OfflineReplicas = rs.all, rs.live, rs.offline
 		if len(rs.all) > 1 {
 			mp.Replicas, mp.ISR, mp.OfflineReplicas = rs.inReplicaOrder(b.cluster.Replicas(t.Name, p.Index))
+		}
+		if rs.aliveOnly && len(mp.OfflineReplicas) > 0 {
+			// Kafka's KRaftMetadataCache.maybeFilterAliveReplicas for
+			// errorUnavailableEndpoints: the live replicas, in replica
+			// order, are the ISR; the leader is still given.
+			mp.Replicas = mp.ISR
+			mp.ErrorCode = kerr.ReplicaNotAvailable.Code
 		}
 		mt.Partitions = append(mt.Partitions, mp)
 	}

@@ -264,3 +264,36 @@ func TestNodesReplicationFactorAndAssignment(t *testing.T) {
 	}
 	wantPlacement(t, c, "down", 0, 6, 0, []int32{7, 6, 5}, []int32{7})
 }
+
+// Rule: metadata-v0-filter (docs/cluster.md): with a node stopped,
+// Metadata v0 lists only the live replicas and ISR, in replica order,
+// and answers each partition REPLICA_NOT_AVAILABLE with its leader still
+// given (Kafka's KRaftMetadataCache.maybeFilterAliveReplicas); v1 lists
+// every replica and answers NONE.
+func TestNodesMetadataV0FiltersStoppedReplicas(t *testing.T) {
+	b, _ := startNodes(t, 3)
+	c := rawconn.Dial(t, nodeListenerAddr(t, b, 5, "PLAINTEXT"))
+	if st := createAssigned(t, c, "v0", -1, -1, []int32{6, 7, 5}); st.ErrorCode != 0 {
+		t.Fatalf("create: %+v", st)
+	}
+	md := func(version int16) kmsg.MetadataResponseTopicPartition {
+		req := kmsg.NewPtrMetadataRequest()
+		req.Version = version
+		rt := kmsg.NewMetadataRequestTopic()
+		rt.Topic = kmsg.StringPtr("v0")
+		req.Topics = append(req.Topics, rt)
+		return c.Request(req).(*kmsg.MetadataResponse).Topics[0].Partitions[0]
+	}
+	if p := md(0); p.ErrorCode != 0 || !slices.Equal(p.Replicas, []int32{6, 7, 5}) || !slices.Equal(p.ISR, []int32{6, 7, 5}) {
+		t.Fatalf("v0, all up: %+v", p)
+	}
+	if err := b.StopNode(7); err != nil {
+		t.Fatal(err)
+	}
+	if p := md(0); p.ErrorCode != kerr.ReplicaNotAvailable.Code || p.Leader != 6 || !slices.Equal(p.Replicas, []int32{6, 5}) || !slices.Equal(p.ISR, []int32{6, 5}) {
+		t.Fatalf("v0, node 7 stopped: %+v", p)
+	}
+	if p := md(1); p.ErrorCode != 0 || p.Leader != 6 || !slices.Equal(p.Replicas, []int32{6, 7, 5}) || !slices.Equal(p.ISR, []int32{6, 5}) {
+		t.Fatalf("v1, node 7 stopped: %+v", p)
+	}
+}
