@@ -6,7 +6,8 @@ package broker
 //     its effective value and source: DYNAMIC_TOPIC_CONFIG for the topic's
 //     override, else its broker synonym's STATIC_BROKER_CONFIG (set with
 //     --config) or DEFAULT_CONFIG. Topic configs are never read-only.
-//   - BROKER (4) resources: named by our node ID, every broker property,
+//   - BROKER (4) resources: named by the ID of the node asked (each node
+//     describes itself: describe-configs-broker-id), every broker property,
 //     STATIC_BROKER_CONFIG or DEFAULT_CONFIG, all read-only: this broker has
 //     no dynamic configuration. The empty name asks for the cluster-wide
 //     dynamic defaults, of which there are none, so it answers no configs
@@ -45,7 +46,7 @@ func handleDescribeConfigs(b *Broker, r *request) (kmsg.Response, error) {
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
-		entries, err := b.describeResource(rr.ResourceType, rr.ResourceName)
+		entries, err := b.describeResource(r.conn.node(), rr.ResourceType, rr.ResourceName)
 		sr.ErrorMessage = kmsg.StringPtr("")
 		if err != nil {
 			sr.ErrorCode = codeFor(err)
@@ -66,7 +67,7 @@ func handleDescribeConfigs(b *Broker, r *request) (kmsg.Response, error) {
 	return resp, nil
 }
 
-func (b *Broker) describeResource(typ kmsg.ConfigResourceType, name string) ([]configEntry, error) {
+func (b *Broker) describeResource(node int32, typ kmsg.ConfigResourceType, name string) ([]configEntry, error) {
 	switch typ {
 	case kmsg.ConfigResourceTypeTopic:
 		if err := storage.ValidateTopicName(name); err != nil {
@@ -78,7 +79,7 @@ func (b *Broker) describeResource(typ kmsg.ConfigResourceType, name string) ([]c
 		}
 		return b.topicConfigEntries(t.Configs()), nil
 	case kmsg.ConfigResourceTypeBroker:
-		clusterDefault, err := b.checkBrokerResource(name)
+		clusterDefault, err := b.checkBrokerResource(node, name)
 		if err != nil || clusterDefault {
 			return nil, err
 		}
@@ -89,10 +90,13 @@ func (b *Broker) describeResource(typ kmsg.ConfigResourceType, name string) ([]c
 	return nil, fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2), BROKER (4) and GROUP (32) are", errInvalidRequest, typ, int8(typ))
 }
 
-// checkBrokerResource accepts a BROKER resource name: a node's ID, or the
-// empty name of the cluster-wide defaults (clusterDefault true). Anything
-// else is INVALID_REQUEST, as in Kafka's ConfigAdminManager.
-func (b *Broker) checkBrokerResource(name string) (clusterDefault bool, err error) {
+// checkBrokerResource accepts a BROKER resource name sent to node: node's
+// own ID, or the empty name of the cluster-wide defaults (clusterDefault
+// true). Anything else, another node's ID included, is INVALID_REQUEST, as
+// in Kafka's ConfigHelper.describeConfigs and
+// ConfigAdminManager.validateResourceNameIsCurrentNodeId
+// (docs/cluster.md describe-configs-broker-id).
+func (b *Broker) checkBrokerResource(node int32, name string) (clusterDefault bool, err error) {
 	if name == "" {
 		return true, nil
 	}
@@ -100,12 +104,8 @@ func (b *Broker) checkBrokerResource(name string) (clusterDefault bool, err erro
 	if err != nil {
 		return false, fmt.Errorf("%w: broker resource name %q is not a broker ID", errInvalidRequest, name)
 	}
-	// Every node has the same properties, so any node's ID names them.
-	if id < int64(b.cfg.NodeID) || id >= int64(b.cfg.NodeID)+int64(b.cfg.Nodes) {
-		if b.cfg.Nodes == 1 {
-			return false, fmt.Errorf("%w: unexpected broker ID %d; this broker is %d (or use the empty name for cluster-wide defaults)", errInvalidRequest, id, b.cfg.NodeID)
-		}
-		return false, fmt.Errorf("%w: unexpected broker ID %d; the brokers are %d to %d (or use the empty name for cluster-wide defaults)", errInvalidRequest, id, b.cfg.NodeID, b.cfg.NodeID+int32(b.cfg.Nodes)-1)
+	if id != int64(node) {
+		return false, fmt.Errorf("%w: unexpected broker ID %d; this broker is %d (or use the empty name for cluster-wide defaults)", errInvalidRequest, id, node)
 	}
 	return false, nil
 }

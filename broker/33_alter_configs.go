@@ -8,8 +8,8 @@ package broker
 //     it; a null value or a name given twice is INVALID_REQUEST. An unknown
 //     topic answers UNKNOWN_TOPIC_OR_PARTITION.
 //   - A lowered retention.ms or retention.bytes applies before the answer.
-//   - BROKER (4) resources: our node ID or the empty name (cluster-wide
-//     default), else INVALID_REQUEST. Every broker property is static here,
+//   - BROKER (4) resources: the ID of the node asked or the empty name
+//     (cluster-wide default), else INVALID_REQUEST. Every broker property is static here,
 //     so changing any answers INVALID_REQUEST, the code Kafka gives for a
 //     config it cannot update dynamically; an empty change succeeds.
 //   - Other resource types, and a resource given twice, answer
@@ -54,7 +54,7 @@ func handleAlterConfigs(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		err := dups[i]
 		if err == nil {
-			err = b.alterConfigResource(rr.ResourceType, rr.ResourceName, names, req.ValidateOnly, replace)
+			err = b.alterConfigResource(r.conn.node(), rr.ResourceType, rr.ResourceName, names, req.ValidateOnly, replace)
 		}
 		sr.ErrorCode, sr.ErrorMessage = codeFor(err), errMessage(err)
 		resp.Resources = append(resp.Resources, sr)
@@ -88,7 +88,7 @@ func duplicateResources(n int, at func(int) (kmsg.ConfigResourceType, string)) [
 // IncrementalAlterConfigs. names are the configs the request touches; next
 // computes the topic's new override set from the current one, under the
 // topic's lock, so concurrent alters never lose each other's changes.
-func (b *Broker) alterConfigResource(typ kmsg.ConfigResourceType, name string, names []string, validateOnly bool,
+func (b *Broker) alterConfigResource(node int32, typ kmsg.ConfigResourceType, name string, names []string, validateOnly bool,
 	next func(current map[string]string) (map[string]string, error),
 ) error {
 	for i, n := range names {
@@ -125,7 +125,7 @@ func (b *Broker) alterConfigResource(typ kmsg.ConfigResourceType, name string, n
 		b.applyTopicRetention(t)
 		return nil
 	case kmsg.ConfigResourceTypeBroker:
-		if _, err := b.checkBrokerResource(name); err != nil {
+		if _, err := b.checkBrokerResource(node, name); err != nil {
 			return err
 		}
 		if len(names) > 0 {

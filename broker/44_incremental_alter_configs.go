@@ -49,7 +49,7 @@ func handleIncrementalAlterConfigs(b *Broker, r *request) (kmsg.Response, error)
 		}
 		err := dups[i]
 		if err == nil {
-			err = b.alterConfigResource(rr.ResourceType, rr.ResourceName, names, req.ValidateOnly, apply)
+			err = b.alterConfigResource(r.conn.node(), rr.ResourceType, rr.ResourceName, names, req.ValidateOnly, apply)
 		}
 		sr.ErrorCode, sr.ErrorMessage = codeFor(err), errMessage(err)
 		resp.Resources = append(resp.Resources, sr)

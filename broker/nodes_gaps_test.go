@@ -297,3 +297,55 @@ func TestNodesMetadataV0FiltersStoppedReplicas(t *testing.T) {
 		t.Fatalf("v1, node 7 stopped: %+v", p)
 	}
 }
+
+// Rule: describe-configs-broker-id (docs/cluster.md): a BROKER resource
+// names the node asked or, empty, the cluster default; another node's ID
+// answers INVALID_REQUEST in DescribeConfigs, AlterConfigs and
+// IncrementalAlterConfigs, as Kafka's ConfigHelper.describeConfigs and
+// ConfigAdminManager.validateResourceNameIsCurrentNodeId do.
+func TestNodesBrokerConfigResourceIsTheNodeAsked(t *testing.T) {
+	b, _ := startNodes(t, 3)
+	c := rawconn.Dial(t, nodeListenerAddr(t, b, 6, "PLAINTEXT"))
+	describe := func(name string) kmsg.DescribeConfigsResponseResource {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.Version = 4
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, name
+		req.Resources = append(req.Resources, rr)
+		return c.Request(req).(*kmsg.DescribeConfigsResponse).Resources[0]
+	}
+	if r := describe("6"); r.ErrorCode != 0 || len(r.Configs) == 0 {
+		t.Fatalf("own ID: %d %v, %d configs", r.ErrorCode, r.ErrorMessage, len(r.Configs))
+	}
+	if r := describe(""); r.ErrorCode != 0 {
+		t.Fatalf("cluster default: %d %v", r.ErrorCode, r.ErrorMessage)
+	}
+	for _, name := range []string{"5", "7"} {
+		if r := describe(name); r.ErrorCode != kerr.InvalidRequest.Code || len(r.Configs) != 0 || r.ErrorMessage == nil || !strings.Contains(*r.ErrorMessage, "6") {
+			t.Fatalf("describe another node %s: %d %v", name, r.ErrorCode, r.ErrorMessage)
+		}
+	}
+
+	alterCode := func(name string, incremental bool) int16 {
+		if incremental {
+			req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+			rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, name
+			req.Resources = append(req.Resources, rr)
+			return c.Request(req).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode
+		}
+		req := kmsg.NewPtrAlterConfigsRequest()
+		rr := kmsg.NewAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, name
+		req.Resources = append(req.Resources, rr)
+		return c.Request(req).(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode
+	}
+	for _, incremental := range []bool{false, true} {
+		if code := alterCode("5", incremental); code != kerr.InvalidRequest.Code {
+			t.Fatalf("alter (incremental %v) another node: %d", incremental, code)
+		}
+		if code := alterCode("6", incremental); code != 0 {
+			t.Fatalf("alter (incremental %v) own ID, no change: %d", incremental, code)
+		}
+	}
+}
