@@ -349,3 +349,84 @@ func TestNodesBrokerConfigResourceIsTheNodeAsked(t *testing.T) {
 		}
 	}
 }
+
+// Rule: classic-reload-stored (docs/cluster.md §4.2): a classic group
+// caught in a round when its coordinator moves appears on the new one as
+// its last stored generation — Stable with the members and assignments of
+// the last completed sync — so the old members' heartbeats go on with
+// that generation, and a member that only joined during the round is
+// unknown there.
+func TestNodesClassicGroupReloadsStoredGeneration(t *testing.T) {
+	n := startManualNodes(t, map[string]string{"group.initial.rebalance.delay.ms": "3000"})
+	leaderConn, l, f := n.joinTwo(t)
+	if l.Generation != 1 {
+		t.Fatalf("leader's join: %+v", l)
+	}
+	sync := func(c *rawconn.Conn, member string, assign bool) int16 {
+		req := kmsg.NewPtrSyncGroupRequest()
+		req.Version = 3
+		req.Group, req.MemberID, req.Generation = movedGroup, member, 1
+		if assign {
+			for _, m := range []string{l.MemberID, f.MemberID} {
+				a := kmsg.NewSyncGroupRequestGroupAssignment()
+				a.MemberID, a.MemberAssignment = m, []byte{0, 1}
+				req.GroupAssignment = append(req.GroupAssignment, a)
+			}
+		}
+		return c.Request(req).(*kmsg.SyncGroupResponse).ErrorCode
+	}
+	if code := sync(leaderConn, l.MemberID, true); code != 0 {
+		t.Fatalf("leader's SyncGroup: %d", code)
+	}
+	if code := sync(n.conns[0], f.MemberID, false); code != 0 {
+		t.Fatalf("follower's SyncGroup: %d", code)
+	}
+	heartbeat := func(c *rawconn.Conn, member string) int16 {
+		req := kmsg.NewPtrHeartbeatRequest()
+		req.Version = 3
+		req.Group, req.MemberID, req.Generation = movedGroup, member, 1
+		return c.Request(req).(*kmsg.HeartbeatResponse).ErrorCode
+	}
+	for len(n.parked) > 0 {
+		<-n.parked
+	}
+
+	// A third member starts a round; the group is caught in it.
+	third := classicJoin("")
+	third.Version = 4 // MEMBER_ID_REQUIRED hands it an ID first
+	id := n.conns[0].Request(third).(*kmsg.JoinGroupResponse)
+	if id.ErrorCode != kerr.MemberIDRequired.Code {
+		t.Fatalf("third member's first JoinGroup: %+v", id)
+	}
+	third.MemberID = id.MemberID
+	tc := n.conns[0].Send(third)
+	n.waitParked(t, "third member's JoinGroup")
+	if code := heartbeat(leaderConn, l.MemberID); code != kerr.RebalanceInProgress.Code {
+		t.Fatalf("heartbeat during the round: %d", code)
+	}
+	if err := n.b.MoveCoordinator(cluster.Group, movedGroup, 1); err != nil {
+		t.Fatal(err)
+	}
+	if resp := recvJoin(t, n.conns[0], third, tc, 5*time.Second, "third member's JoinGroup after the move").(*kmsg.JoinGroupResponse); resp.ErrorCode != kerr.NotCoordinator.Code {
+		t.Fatalf("parked JoinGroup after the move: %+v", resp)
+	}
+
+	dg := kmsg.NewPtrDescribeGroupsRequest()
+	dg.Groups = []string{movedGroup}
+	g := n.conns[1].Request(dg).(*kmsg.DescribeGroupsResponse).Groups[0]
+	if g.ErrorCode != 0 || g.State != "Stable" || len(g.Members) != 2 {
+		t.Fatalf("group on the new coordinator: state %s, %d members, error %d", g.State, len(g.Members), g.ErrorCode)
+	}
+	for _, m := range []string{l.MemberID, f.MemberID} {
+		if code := heartbeat(n.conns[1], m); code != 0 {
+			t.Fatalf("heartbeat of stored member %s on the new coordinator: %d", m, code)
+		}
+	}
+	if code := sync(n.conns[1], f.MemberID, false); code != 0 {
+		t.Fatalf("follower's SyncGroup (stored assignment) on the new coordinator: %d", code)
+	}
+	third.Version = 4
+	if resp := n.conns[1].Request(third).(*kmsg.JoinGroupResponse); resp.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("third member's rejoin on the new coordinator: %+v", resp)
+	}
+}

@@ -403,23 +403,28 @@ func TestNodesParkedJoinAnswersNotCoordinatorOnMove(t *testing.T) {
 	if resp.ErrorCode != kerr.NotCoordinator.Code || resp.MemberID == "" {
 		t.Fatalf("parked JoinGroup after the move: error %d, member %q; want NOT_COORDINATOR with the member ID", resp.ErrorCode, resp.MemberID)
 	}
-	// The member joins again on the new coordinator, and the round ends
-	// there.
+	// The group was never stored (classic-reload-stored), so the new
+	// coordinator does not know the member: its rejoin is
+	// UNKNOWN_MEMBER_ID, and it joins afresh, the round ending there.
 	again := classicJoin(resp.MemberID)
-	corr = n.conns[1].Send(again)
+	if got := n.conns[1].Request(again).(*kmsg.JoinGroupResponse); got.ErrorCode != kerr.UnknownMemberID.Code {
+		t.Fatalf("rejoin with the old member ID on the new coordinator: %+v", got)
+	}
+	fresh := classicJoin("")
+	corr = n.conns[1].Send(fresh)
 	n.waitParked(t, "JoinGroup on the new coordinator")
-	n.clk.Advance(6 * time.Second) // the initial delay, even if the rejoin extended it once
-	got := recvJoin(t, n.conns[1], again, corr, 5*time.Second, "JoinGroup on the new coordinator").(*kmsg.JoinGroupResponse)
-	if got.ErrorCode != 0 || got.MemberID != resp.MemberID || got.LeaderID != resp.MemberID || got.Generation != 1 {
+	n.clk.Advance(6 * time.Second) // the initial delay
+	got := recvJoin(t, n.conns[1], fresh, corr, 5*time.Second, "JoinGroup on the new coordinator").(*kmsg.JoinGroupResponse)
+	if got.ErrorCode != 0 || got.MemberID == "" || got.LeaderID != got.MemberID || got.Generation != 1 {
 		t.Fatalf("JoinGroup on the new coordinator: %+v", got)
 	}
 }
 
-// Rule: unload-answers-parked: a follower's SyncGroup waiting
-// for the leader's assignment answers NOT_COORDINATOR as soon as the group
-// moves, not when the leader syncs or the sync timeout ends.
-func TestNodesParkedSyncAnswersNotCoordinatorOnMove(t *testing.T) {
-	n := startManualNodes(t, map[string]string{"group.initial.rebalance.delay.ms": "3000"})
+// joinTwo joins a leader (on a connection of its own) and a follower
+// (on n.conns[0]) to movedGroup on node 0 and returns the leader's
+// connection and both answers, generation 1.
+func (n *manualNodes) joinTwo(t *testing.T) (*rawconn.Conn, *kmsg.JoinGroupResponse, *kmsg.JoinGroupResponse) {
+	t.Helper()
 	leaderConn := rawconn.Dial(t, n.b.NodeAddrs()[0].String())
 	lj, fj := classicJoin(""), classicJoin("")
 	lc := leaderConn.Send(lj)
@@ -432,6 +437,15 @@ func TestNodesParkedSyncAnswersNotCoordinatorOnMove(t *testing.T) {
 	if l.ErrorCode != 0 || f.ErrorCode != 0 || l.LeaderID != l.MemberID || f.MemberID == l.MemberID {
 		t.Fatalf("joins: leader %+v, follower %+v", l, f)
 	}
+	return leaderConn, l, f
+}
+
+// Rule: unload-answers-parked: a follower's SyncGroup waiting
+// for the leader's assignment answers NOT_COORDINATOR as soon as the group
+// moves, not when the leader syncs or the sync timeout ends.
+func TestNodesParkedSyncAnswersNotCoordinatorOnMove(t *testing.T) {
+	n := startManualNodes(t, map[string]string{"group.initial.rebalance.delay.ms": "3000"})
+	_, _, f := n.joinTwo(t)
 	sync := kmsg.NewPtrSyncGroupRequest()
 	sync.Version = 3
 	sync.Group, sync.MemberID, sync.Generation = movedGroup, f.MemberID, f.Generation

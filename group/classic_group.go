@@ -78,6 +78,10 @@ type classicGroup struct {
 	subscribed map[string]bool
 
 	offsets offsetStore
+
+	// stored is the group as its coordinator last wrote it; nil before
+	// the first write (classic-reload-stored).
+	stored *classicStored
 }
 
 // classicMember is one member of a classic group, guarded by its group's mu.

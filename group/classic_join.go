@@ -422,6 +422,7 @@ func (s *ClassicGroups) completeJoinLocked(g *classicGroup, now time.Time) {
 		g.protocol = ""
 		g.subscribed = nil
 		g.setStateLocked(ClassicEmpty, now)
+		g.storeLocked()
 		return
 	}
 	g.protocol = g.selectProtocolLocked()

@@ -77,6 +77,7 @@ func (s *ClassicGroups) syncLocked(g *classicGroup, in *ClassicSyncInput, ch cha
 				om.assignment = slices.Clone(in.Assignments[om.id])
 			}
 			g.setStateLocked(ClassicStable, now)
+			g.storeLocked()
 			for _, om := range g.members {
 				answerSync(om, ClassicSyncOutcome{ClassicSyncResult: ClassicSyncResult{ProtocolType: g.protocolType, Protocol: g.protocol, Assignment: om.assignment}})
 			}

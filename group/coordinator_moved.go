@@ -25,7 +25,9 @@ var ErrNotCoordinator = errors.New("not coordinator")
 // them; such a member counts as not yet rejoined until it joins again on
 // the new coordinator. Then every member's session timer restarts with its
 // full session timeout (onLoaded: rescheduleClassicGroupMemberHeartbeat).
-// Unknown IDs and groups of other types are ignored.
+// A group caught in a round goes back to its last stored generation, as
+// the new coordinator replays it (classic-reload-stored). Unknown IDs and
+// groups of other types are ignored.
 func (s *ClassicGroups) CoordinatorMoved(id string) {
 	_ = s.withGroup(id, false, nil, func(g *classicGroup) error {
 		err := fmt.Errorf("%w: group %s moved to another coordinator", ErrNotCoordinator, id)
@@ -38,6 +40,9 @@ func (s *ClassicGroups) CoordinatorMoved(id string) {
 				answerSync(m, ClassicSyncOutcome{Err: err})
 			}
 			s.touchLocked(m, now)
+		}
+		if g.state == ClassicPreparingRebalance || g.state == ClassicCompletingRebalance {
+			s.reloadStoredLocked(g, now)
 		}
 		return nil
 	})
