@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -470,8 +471,10 @@ func runShareKgo(t *testing.T, props map[string]string, n int, whileHeld func(s 
 	released := make(chan struct{})
 	runCtx, stop := context.WithCancel(ctx)
 	var wg sync.WaitGroup
+	var holding atomic.Int32 // consumers holding a poll's records unacknowledged
 	consume := func(cl *kgo.Client) {
 		defer wg.Done()
+		held := false
 		for runCtx.Err() == nil {
 			recs := cl.PollFetches(runCtx).Records()
 			if len(recs) == 0 {
@@ -482,6 +485,10 @@ func runShareKgo(t *testing.T, props map[string]string, n int, whileHeld func(s 
 				s.seen[string(r.Value)]++
 			}
 			s.mu.Unlock()
+			if !held {
+				held = true
+				holding.Add(1)
+			}
 			select {
 			case <-released:
 			case <-runCtx.Done():
@@ -498,7 +505,7 @@ func runShareKgo(t *testing.T, props map[string]string, n int, whileHeld func(s 
 	}
 	waitForMembers(t, ctx, admin, s.group, 2)
 	s.produce(t, n/2-1)
-	whileHeld(s, heldPartitions(t, ctx, b, s.group))
+	whileHeld(s, heldPartitions(t, ctx, b, s.group, &holding))
 	close(released)
 	s.produce(t, n/2)
 	if afterRelease != nil {
@@ -544,8 +551,12 @@ func (s *shareKgo) redelivered() int {
 // again), and the share lag ends 0.
 func TestShareKgoLeaderMoves(t *testing.T) {
 	s := runShareKgo(t, nil, 1200, func(s *shareKgo, held []int32) {
-		// Move two leaders holding acquired records, each to the next node.
+		// Move two leaders, each to the next node: the partitions holding
+		// acquired records, and another when only one holds any.
 		first := s.b.Cluster().Nodes[0].ID
+		if len(held) == 1 {
+			held = append(held, (held[0]+1)%6)
+		}
 		for _, p := range held[:2] {
 			l := s.b.Cluster().Partitions[p].Leader
 			if _, err := s.b.MoveLeader(s.topic, p, first+(l-first+1)%3); err != nil {
@@ -706,8 +717,12 @@ func TestShareKgoCoordinatorMoveAndNodeStop(t *testing.T) {
 
 // heldPartitions waits until at least two partitions of the group's share
 // state hold ACQUIRED records and returns them.
-func heldPartitions(t *testing.T, ctx context.Context, b *broker.Broker, group string) []int32 {
+func heldPartitions(t *testing.T, ctx context.Context, b *broker.Broker, group string, holding *atomic.Int32) []int32 {
 	t.Helper()
+	// Both consumers hold a poll's records: nothing more is acquired until
+	// the test releases them, so the partitions held now stay held. They
+	// may be one partition or several: while the second member joins, both
+	// can be handed records of the same partition.
 	for ctx.Err() == nil {
 		g, _ := b.ShareGroup(group)
 		var held []int32
@@ -716,12 +731,12 @@ func heldPartitions(t *testing.T, ctx context.Context, b *broker.Broker, group s
 				held = append(held, p.Partition)
 			}
 		}
-		if len(held) >= 2 {
+		if len(held) >= 2 || (len(held) == 1 && holding.Load() == 2) {
 			return held
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // polling a condition, bounded by ctx
 	}
-	t.Fatal("no two partitions with acquired records before the deadline")
+	t.Fatal("no partition with acquired records held by both consumers before the deadline")
 	return nil
 }
 
