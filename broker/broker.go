@@ -7,6 +7,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,6 +83,9 @@ type Broker struct {
 	// nodesMu serializes StopNode and StartNode (moves.go).
 	nodesMu sync.Mutex
 
+	// tls is the setup of the SSL listeners; nil without one.
+	tls *brokerTLS
+
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
 	httpLn    net.Listener
@@ -107,6 +111,7 @@ type listener struct {
 	stopped       bool         // its node is stopped; guarded by Broker.mu
 	advertiseHost string
 	advertisePort int32
+	tls           *tls.Config // nil for PLAINTEXT
 }
 
 // New validates cfg and returns a broker that is not yet listening.
@@ -122,6 +127,9 @@ func New(cfg Config) (*Broker, error) {
 		store: storage.NewStore(),
 		conns: make(map[*conn]struct{}),
 		done:  make(chan struct{}),
+	}
+	if b.tls, err = newBrokerTLS(r.TLS, r.clientAuth, r.Listeners); err != nil {
+		return nil, err
 	}
 	if b.cluster, err = cluster.New(r.NodeID, r.Nodes); err != nil {
 		return nil, err
@@ -214,6 +222,9 @@ func (b *Broker) Start() error {
 			}
 			l := newListener(lc.Name, ln, advertise)
 			l.index, l.node = j, node
+			if lc.Protocol == protoSSL {
+				l.tls = b.tls.config
+			}
 			ls = append(ls, l)
 			endpoints[i] = append(endpoints[i], endpoint{host: l.advertiseHost, port: l.advertisePort})
 		}
@@ -308,6 +319,9 @@ func (b *Broker) acceptLoop(l *listener, ln net.Listener) {
 			}
 		}
 		backoff = 0
+		if l.tls != nil {
+			nc = tls.Server(nc, l.tls) // the handshake runs in serve
+		}
 		c := newConn(b, l, nc)
 		b.mu.Lock()
 		if b.closing || l.stopped || l.ln != ln { // its node stopped meanwhile

@@ -42,6 +42,9 @@ type Config struct {
 	// listener.security.protocol.map in Props do the same; set one or the
 	// other.
 	Listeners []ListenerConfig
+	// TLS configures the SSL listeners (tls.go): their certificate, and
+	// the client CA for ssl.client.auth. Unused without an SSL listener.
+	TLS TLSConfig
 	// NodeID is this broker's node ID in Metadata: the ID of the first
 	// node when Nodes is above 1.
 	NodeID int32
@@ -88,6 +91,8 @@ type resolved struct {
 	share group.ShareConfig
 	// ownRegistry: Registry was made here, so only the broker reads it.
 	ownRegistry bool
+	// clientAuth is ssl.client.auth: none, requested or required.
+	clientAuth string
 }
 
 func (c Config) resolve() (*resolved, error) {
@@ -156,6 +161,11 @@ func (c Config) resolve() (*resolved, error) {
 // Listen and Advertise, checks them, and returns the other properties.
 func (r *resolved) resolveListeners() (map[string]string, error) {
 	props := maps.Clone(r.Props)
+	var err error
+	if r.clientAuth, err = parseClientAuth(props[propSSLClientAuth]); err != nil {
+		return nil, err
+	}
+	delete(props, propSSLClientAuth)
 	var given bool
 	var values [3]string
 	for i, name := range []string{propListeners, propAdvertisedListeners, propProtocolMap} {

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"io"
 	"log/slog"
@@ -42,10 +43,15 @@ type conn struct {
 	// it keeps after it returns.
 	frame []byte
 	segs  [][]byte // write segments of a spliced Fetch response, reused
+	// principal is who the client is (Kafka's KafkaPrincipal as a string):
+	// User:ANONYMOUS, or on an SSL listener with a client certificate
+	// User: and its subject DN. Set before the first request; ACLs will
+	// read it.
+	principal string
 }
 
 func newConn(b *Broker, l *listener, nc net.Conn) *conn {
-	return &conn{b: b, l: l, nc: nc, log: b.log.With(attrConn, nc.RemoteAddr().String())}
+	return &conn{b: b, l: l, nc: nc, log: b.log.With(attrConn, nc.RemoteAddr().String()), principal: anonymousPrincipal}
 }
 
 func (c *conn) serve() {
@@ -55,6 +61,9 @@ func (c *conn) serve() {
 	defer func() { c.b.shares.OwnerClosed(c, c.b.clock.Now()) }()
 	defer c.nc.Close()
 	c.log.Debug("connection opened")
+	if tc, ok := c.nc.(*tls.Conn); ok && !c.handshake(tc) {
+		return
+	}
 	// A small read buffer: it lets a typical request (a heartbeat, a share
 	// fetch, an acknowledgement) arrive in one read, while a larger frame's
 	// body is read straight into its own buffer. Every connection holds
@@ -79,6 +88,30 @@ func (c *conn) serve() {
 			c.frame = nil
 		}
 	}
+}
+
+// handshake runs the TLS handshake of an SSL listener's connection within
+// tlsHandshakeTimeout and sets the principal. A failed handshake is one log
+// line; the caller closes the connection.
+func (c *conn) handshake(tc *tls.Conn) bool {
+	tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	err := tc.Handshake()
+	tc.SetDeadline(time.Time{})
+	if err != nil {
+		switch {
+		case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET):
+			c.log.Debug("connection closed by client during the TLS handshake", "err", err)
+		default:
+			c.log.Warn("closing connection: TLS handshake failed", attrListener, c.l.name, "err", err)
+		}
+		return false
+	}
+	principal := principalOf(tc.ConnectionState())
+	c.b.mu.Lock() // Principals (tests) reads it from another goroutine
+	c.principal = principal
+	c.b.mu.Unlock()
+	c.log.Debug("TLS handshake done", attrListener, c.l.name, "principal", c.principal)
+	return true
 }
 
 // readFailed logs why reading stopped: quietly for a client that hung up or

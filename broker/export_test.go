@@ -7,3 +7,17 @@ func SetTxnProduceHook(b *Broker, f func()) { b.txnProduceHook = f }
 // SetAwaitHook sets b's awaitHook, which runs each time a JoinGroup or
 // SyncGroup waits for its answer. Call it before b.Start.
 func SetAwaitHook(b *Broker, f func(answered func() bool)) { b.awaitHook = f }
+
+// Principals returns the principals of b's open connections on SSL
+// listeners.
+func Principals(b *Broker) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for c := range b.conns {
+		if c.l.tls != nil {
+			out = append(out, c.principal)
+		}
+	}
+	return out
+}

@@ -96,6 +96,7 @@ func (b *Broker) httpHandler() http.Handler {
 	mux.HandleFunc("GET /v1/cluster", b.serveCluster)
 	mux.HandleFunc("GET /v1/groups", b.serveGroups)
 	mux.HandleFunc("GET /v1/share-groups/{group}", b.serveShareGroup)
+	mux.HandleFunc("GET /v1/tls/ca.pem", b.serveCA)
 	if b.cfg.EnableTestAPI {
 		b.registerTestAPI(mux)
 	}
@@ -301,4 +302,16 @@ func (b *Broker) ShareGroup(id string) (out ShareGroupJSON, ok bool) {
 		return int(a.Partition) - int(b.Partition)
 	})
 	return out, out.Group != nil || len(out.Partitions) > 0
+}
+
+// serveCA answers the generated CA of the SSL listeners as PEM, 404 when
+// none was generated (no SSL listener, or a given certificate).
+func (b *Broker) serveCA(w http.ResponseWriter, _ *http.Request) {
+	ca := b.CAPEM()
+	if ca == nil {
+		http.Error(w, "no generated CA: the SSL listeners use a given certificate, or there is no SSL listener", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-pem-file")
+	w.Write(ca)
 }

@@ -17,9 +17,11 @@ package broker
 //   - An empty host binds every interface (Kafka's "PLAINTEXT://:9092").
 //   - A listener without an advertised entry advertises its bound address,
 //     "localhost" for an unspecified host.
-//   - Only PLAINTEXT exists here: without a protocol map the only name
-//     allowed is PLAINTEXT; with one, every entry must map to PLAINTEXT and
-//     every listener must have an entry.
+//   - The protocols are PLAINTEXT and SSL (tls.go, docs/security.md):
+//     without a protocol map the names allowed are PLAINTEXT and SSL, each
+//     its own protocol (Kafka's default map); with one, every entry maps
+//     to PLAINTEXT or SSL and every listener must have an entry.
+//     SASL_PLAINTEXT and SASL_SSL are refused: SASL is not built yet.
 //   - advertised.listeners without listeners advertises the one listener
 //     from Config.Listen, which is then named PLAINTEXT.
 
@@ -48,6 +50,9 @@ type ListenerConfig struct {
 	// told. Empty means the bound address, "localhost" for an unspecified
 	// host.
 	Advertise string
+	// Protocol is the listener's security protocol: "" (PLAINTEXT) or
+	// "SSL".
+	Protocol string
 }
 
 // defaultListenerName names the listener of the simple --listen form.
@@ -83,14 +88,20 @@ func ParseListeners(listeners, advertised, protocolMap, listen string) ([]Listen
 			out = append(out, ListenerConfig{Name: name, Listen: addr})
 		}
 	}
-	for _, l := range out {
-		switch p, ok := protocols[l.Name]; {
-		case protocols == nil && l.Name != defaultListenerName:
-			return nil, fmt.Errorf("listener %s: not a security protocol; name it in %s (only PLAINTEXT is supported)", l.Name, propProtocolMap)
+	for i, l := range out {
+		p, ok := protocols[l.Name]
+		switch {
+		case protocols == nil && (l.Name == "SASL_PLAINTEXT" || l.Name == "SASL_SSL"):
+			return nil, fmt.Errorf("listener %s: SASL is not built yet, only PLAINTEXT and SSL are supported", l.Name)
+		case protocols == nil && l.Name != defaultListenerName && l.Name != protoSSL:
+			return nil, fmt.Errorf("listener %s: not a security protocol; name it in %s (PLAINTEXT and SSL are supported)", l.Name, propProtocolMap)
 		case protocols != nil && !ok:
 			return nil, fmt.Errorf("listener %s: missing from %s", l.Name, propProtocolMap)
-		case ok && p != defaultListenerName:
-			return nil, fmt.Errorf("listener %s: security protocol %s is not supported, only PLAINTEXT", l.Name, p)
+		case !ok:
+			p = l.Name
+		}
+		if p == protoSSL {
+			out[i].Protocol = protoSSL
 		}
 	}
 	if strings.TrimSpace(advertised) == "" {
@@ -157,8 +168,12 @@ func parseProtocolMap(s string) (map[string]string, error) {
 		if !ok || name == "" || proto == "" {
 			return nil, fmt.Errorf("%s: %q: want NAME:PROTOCOL", propProtocolMap, entry)
 		}
-		if proto != defaultListenerName {
-			return nil, fmt.Errorf("%s: %s maps to %s: only PLAINTEXT is supported", propProtocolMap, name, proto)
+		switch proto {
+		case protoPlaintext, protoSSL:
+		case "SASL_PLAINTEXT", "SASL_SSL":
+			return nil, fmt.Errorf("%s: %s maps to %s: SASL is not built yet, only PLAINTEXT and SSL are supported", propProtocolMap, name, proto)
+		default:
+			return nil, fmt.Errorf("%s: %s maps to %s: not a security protocol, want PLAINTEXT or SSL", propProtocolMap, name, proto)
 		}
 		m[name] = proto
 	}

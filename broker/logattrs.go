@@ -10,4 +10,5 @@ const (
 	attrPartition  = "partition"
 	attrErrorCode  = "error_code"
 	attrGroup      = "group"
+	attrListener   = "listener"
 )

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 
 	"runtime/debug"
 	"strings"
@@ -37,6 +38,9 @@ type serveFlags struct {
 	logLevel            string
 	logFormat           string
 	configs             []string
+	// TLS of the SSL listeners (broker.TLSConfig); tlsCAOut is where the
+	// generated CA is written.
+	tlsCert, tlsKey, tlsClientCA, tlsCAOut string
 }
 
 func newRootCommand() *cobra.Command {
@@ -89,6 +93,10 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs.StringVar(&f.clusterID, "cluster-id", broker.DefaultClusterID, "cluster ID reported to clients")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) of the SSL listeners; with --tls-key (default: one generated at start, signed by a generated CA)")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "PEM CA certificates that sign client certificates, for --config ssl.client.auth=required or requested")
+	fs.StringVar(&f.tlsCAOut, "tls-ca-out", "", "file to write the generated CA certificate to (PEM), also served at GET /v1/tls/ca.pem")
 	fs.StringArrayVar(&f.configs, "config", nil, "Kafka property KEY=VALUE; repeatable (see the README's configuration reference)")
 }
 
@@ -107,6 +115,15 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 	if f.nodes < 1 {
 		return cfg, fmt.Errorf("--nodes %d: want at least 1", f.nodes)
 	}
+	switch {
+	case f.tlsCert != "" && f.tlsKey == "":
+		return cfg, fmt.Errorf("--tls-cert %s given without --tls-key", f.tlsCert)
+	case f.tlsKey != "" && f.tlsCert == "":
+		return cfg, fmt.Errorf("--tls-key %s given without --tls-cert", f.tlsKey)
+	case f.tlsCAOut != "" && f.tlsCert != "":
+		return cfg, fmt.Errorf("--tls-ca-out: no CA is generated when --tls-cert is given")
+	}
+	cfg.TLS = broker.TLSConfig{CertFile: f.tlsCert, KeyFile: f.tlsKey, ClientCAFile: f.tlsClientCA}
 	if f.testAPI && f.http == "" {
 		return cfg, fmt.Errorf("--enable-test-api needs the HTTP server: --http is empty")
 	}
@@ -163,6 +180,15 @@ func runServe(ctx context.Context, logOut io.Writer, f serveFlags) error {
 	// them costs memory, nothing else.
 	if _, err := releaseStartupPages(); err != nil {
 		cfg.Logger.Debug("start-up pages stay mapped", "err", err)
+	}
+	if f.tlsCAOut != "" {
+		ca := b.CAPEM()
+		if ca == nil {
+			return fmt.Errorf("--tls-ca-out %s: no CA was generated: no SSL listener", f.tlsCAOut)
+		}
+		if err := os.WriteFile(f.tlsCAOut, ca, 0o644); err != nil {
+			return fmt.Errorf("--tls-ca-out: %w", err)
+		}
 	}
 	if err := b.Start(); err != nil {
 		return err

@@ -2,10 +2,13 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -174,4 +177,47 @@ func TestNodesFlagAndEnv(t *testing.T) {
 	if _, err := configFrom(t, []string{"--nodes", "0"}, nil); err == nil || !strings.Contains(err.Error(), "--nodes") {
 		t.Fatalf("--nodes 0: %v", err)
 	}
+}
+
+// The TLS flags come as SHAREBROKER_TLS_* variables; ssl.client.auth is a
+// Kafka property.
+func TestTLSFlagsAndVariables(t *testing.T) {
+	cfg, err := configFrom(t,
+		[]string{"--tls-cert", "flag.pem"},
+		[]string{
+			"SHAREBROKER_TLS_CERT=ignored.pem", // the flag wins
+			"SHAREBROKER_TLS_KEY=key.pem",
+			"SHAREBROKER_TLS_CLIENT_CA=ca.pem",
+			"SHAREBROKER_CONFIG_SSL_CLIENT_AUTH=required",
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := broker.TLSConfig{CertFile: "flag.pem", KeyFile: "key.pem", ClientCAFile: "ca.pem"}
+	if cfg.TLS != want || cfg.Props["ssl.client.auth"] != "required" {
+		t.Fatalf("tls %+v props %v, want %+v and ssl.client.auth=required", cfg.TLS, cfg.Props, want)
+	}
+	if _, err := configFrom(t, nil, []string{"SHAREBROKER_TLS_KEY=key.pem"}); err == nil || !strings.Contains(err.Error(), "--tls-cert") {
+		t.Fatalf("a key without a certificate: %v", err)
+	}
+}
+
+// --tls-ca-out writes the generated CA; a client trusting it reaches the
+// SSL listener with hostname verification.
+func TestServeTLSCAOut(t *testing.T) {
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	_, addr := startProcess(t, "serve", "--listeners", "SSL://127.0.0.1:0", "--tls-ca-out", caFile)
+	data, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(data) {
+		t.Fatalf("--tls-ca-out wrote %q: no PEM certificate", data)
+	}
+	nc, err := tls.DialWithDialer(&net.Dialer{Timeout: 5 * time.Second}, "tcp", addr, &tls.Config{RootCAs: pool, ServerName: "localhost"})
+	if err != nil {
+		t.Fatalf("handshake trusting the written CA: %v", err)
+	}
+	nc.Close()
 }
