@@ -21,3 +21,17 @@ func Principals(b *Broker) []string {
 	}
 	return out
 }
+
+// NodeListenerAddrs returns the bound address of the listener named name
+// on every node.
+func NodeListenerAddrs(b *Broker, name string) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, l := range b.listeners {
+		if l.name == name {
+			out = append(out, l.ln.Addr().String())
+		}
+	}
+	return out
+}

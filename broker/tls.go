@@ -13,6 +13,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -228,7 +229,14 @@ func principalOf(cs tls.ConnectionState) string {
 	if len(cs.PeerCertificates) == 0 {
 		return anonymousPrincipal
 	}
-	return "User:" + cs.PeerCertificates[0].Subject.String()
+	cert := cs.PeerCertificates[0]
+	// The raw subject keeps the certificate's own attribute order, as
+	// Java's X500Principal does; pkix.Name would reorder it.
+	var dn pkix.RDNSequence
+	if rest, err := asn1.Unmarshal(cert.RawSubject, &dn); err != nil || len(rest) > 0 {
+		return "User:" + cert.Subject.String()
+	}
+	return "User:" + dn.String()
 }
 
 // CAPEM returns the generated CA certificate of the SSL listeners as PEM,

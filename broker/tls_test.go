@@ -160,6 +160,7 @@ func waitLog(t *testing.T, logs *lockedLog, substr string, n int) {
 	}
 }
 
+// Rules: generated-certificate, ca-served, handshake-fails-one.
 func TestSSLGeneratedCA(t *testing.T) {
 	b, logs := startSSLBroker(t, broker.TLSConfig{}, nil)
 	pool := fetchCA(t, b)
@@ -192,6 +193,7 @@ func TestSSLGeneratedCA(t *testing.T) {
 	}
 }
 
+// Rule: ca-served (404 without a generated CA).
 func TestSSLCAAbsentIsNotFound(t *testing.T) {
 	b, _ := startBroker(t, broker.Config{HTTP: "127.0.0.1:0"})
 	resp, err := http.Get("http://" + b.HTTPAddr().String() + "/v1/tls/ca.pem")
@@ -265,6 +267,7 @@ func writeFile(t *testing.T, name string, data []byte) string {
 	return p
 }
 
+// Rules: client-auth, principal.
 func TestSSLClientAuth(t *testing.T) {
 	clientCA := newTestCA(t)
 	alice, _, _ := clientCA.issue(t, 2, pkix.Name{CommonName: "alice", OrganizationalUnit: []string{"eng"}}, false)
@@ -324,6 +327,7 @@ func TestSSLClientAuth(t *testing.T) {
 	})
 }
 
+// Rule: given-certificate.
 func TestSSLGivenCertificate(t *testing.T) {
 	ca := newTestCA(t)
 	_, certPEM, keyPEM := ca.issue(t, 4242, pkix.Name{CommonName: "given-server"}, true)
@@ -346,6 +350,7 @@ func TestSSLGivenCertificate(t *testing.T) {
 	produceConsume(t, b.ListenerAddr("SSL").String(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
 }
 
+// Rules: given-certificate (one of two), client-auth, sasl-not-built.
 func TestSSLConfigErrors(t *testing.T) {
 	for name, cfg := range map[string]broker.Config{
 		"cert without key":   {TLS: broker.TLSConfig{CertFile: "x.pem"}, Props: map[string]string{"listeners": "SSL://127.0.0.1:0"}},
@@ -361,4 +366,22 @@ func TestSSLConfigErrors(t *testing.T) {
 			t.Errorf("%s: %v does not say SASL is not built", name, err)
 		}
 	}
+}
+
+// Rule: one-certificate-per-process. With several nodes every node's SSL listener serves the one generated
+// certificate; a client trusting its CA reaches every node.
+func TestSSLNodesShareCertificate(t *testing.T) {
+	b, _ := startBroker(t, broker.Config{HTTP: "127.0.0.1:0", Nodes: 3,
+		Props: map[string]string{"listeners": "SSL://127.0.0.1:0", "num.partitions": "3"}})
+	pool := fetchCA(t, b)
+	addrs := broker.NodeListenerAddrs(b, "SSL")
+	if len(addrs) != 3 {
+		t.Fatalf("SSL listeners %v, want one a node", addrs)
+	}
+	for _, addr := range addrs {
+		if err := handshake(addr, &tls.Config{RootCAs: pool, ServerName: "localhost"}); err != nil {
+			t.Fatalf("node at %s: %v", addr, err)
+		}
+	}
+	produceConsume(t, b.Addr().String(), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
 }

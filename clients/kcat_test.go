@@ -4,11 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sharebroker/sharebroker/sharebrokertest"
 )
 
 // kcat is librdkafka's command-line client; these tests drive it as a
@@ -204,5 +208,36 @@ func TestKcatProduceConsumeGroup(t *testing.T) {
 	}
 	if got := parseKcatRecords(t, out); len(got) != 0 {
 		t.Fatalf("second kcat -G run read %v, want nothing past the committed offsets", got)
+	}
+}
+
+// kcat over SSL, trusting the CA the broker generated: produce, then
+// consume to the end with -e.
+func TestKcatSSL(t *testing.T) {
+	kcat := lookKcat(t)
+	b := startBroker(t, sharebrokertest.WithProperty("listeners", "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0"))
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, b.Broker().CAPEM(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ssl := b.Broker().ListenerAddr("SSL").String()
+	const topic = "kcat-ssl"
+	createTopic(t, admin(t, b.Addr), topic, 1)
+	tlsArgs := []string{"-X", "security.protocol=ssl", "-X", "ssl.ca.location=" + ca}
+
+	kv := [][2]string{{"k1", "one"}, {"k2", "two"}, {"k3", "three"}}
+	var in strings.Builder
+	for _, r := range kv {
+		fmt.Fprintf(&in, "%s:%s\n", r[0], r[1])
+	}
+	if _, err := run(t, cmdSpec{name: kcat, args: kcatArgs(ssl, append(tlsArgs, "-P", "-t", topic, "-K:")...), stdin: in.String(), timeout: 20 * time.Second}); err != nil {
+		t.Fatalf("kcat -P over SSL: %v", err)
+	}
+	out, err := run(t, cmdSpec{name: kcat, args: kcatArgs(ssl, append(tlsArgs, "-C", "-t", topic, "-o", "beginning", "-e", "-f", kcatFormat)...), timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("kcat -C -e over SSL: %v", err)
+	}
+	if got, want := parseKcatRecords(t, out), expectKcatRecords(kv, 1, nil); !slices.Equal(got, want) {
+		t.Fatalf("kcat -C over SSL read\n%v\nwant\n%v", got, want)
 	}
 }
