@@ -96,7 +96,16 @@ func (c *conn) serve() {
 func (c *conn) handshake(tc *tls.Conn) bool {
 	tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
 	err := tc.Handshake()
+	c.b.mu.Lock()
+	if c.b.closing {
+		// Close's read deadline may have been cleared above: the
+		// connection closes before its first request.
+		c.b.mu.Unlock()
+		c.log.Debug("connection closed for shutdown during the TLS handshake")
+		return false
+	}
 	tc.SetDeadline(time.Time{})
+	c.b.mu.Unlock()
 	if err != nil {
 		switch {
 		case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed), errors.Is(err, syscall.ECONNRESET):

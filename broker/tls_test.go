@@ -307,6 +307,13 @@ func TestSSLClientAuth(t *testing.T) {
 		if n := logs.lines("TLS handshake failed"); n != 0 {
 			t.Fatalf("%d handshake failures under requested", n)
 		}
+		// Rule requested-invalid-cert: a certificate from another CA is
+		// refused, not taken as ANONYMOUS.
+		mallory, _, _ := newTestCA(t).issue(t, 3, pkix.Name{CommonName: "mallory"}, false)
+		if err := handshake(ssl, &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{mallory}}); err == nil {
+			t.Fatal("a certificate from another CA was accepted under requested")
+		}
+		waitLog(t, logs, "TLS handshake failed", 1)
 	})
 	t.Run("required principal on the connection", func(t *testing.T) {
 		b, _ := startSSLBroker(t, broker.TLSConfig{ClientCAFile: caFile}, map[string]string{"ssl.client.auth": "required"})
