@@ -76,10 +76,6 @@ type Broker struct {
 	// by node index then listener index; set by Start before anything is
 	// served and never changed after.
 	endpoints atomic.Pointer[[][]endpoint]
-	// leadersMoved is set once MoveLeader has run: until then a single
-	// node leads every partition at epoch 0 and checkLeader needs no
-	// look-up.
-	leadersMoved atomic.Bool
 	// nodesMu serializes StopNode and StartNode (moves.go).
 	nodesMu sync.Mutex
 

@@ -89,7 +89,6 @@ func (b *Broker) StopNode(id int32) error {
 	b.nodesMu.Lock()
 	defer b.nodesMu.Unlock()
 	b.placeAll()
-	b.leadersMoved.Store(true)
 	groups := b.groupsOn(id)
 	moved, err := b.cluster.Stop(id)
 	if err != nil {

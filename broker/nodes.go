@@ -176,8 +176,10 @@ const noEpoch = -1
 // Partition.getLocalLog. It returns 0 when node may serve it, and the
 // partition's leadership either way.
 func (b *Broker) checkLeader(node int32, t *storage.Topic, p int32, currentEpoch int32) (cluster.Leadership, int16) {
+	// One node leads every partition at epoch 0 for good (its only move is
+	// to itself, which changes nothing), so it needs no look-up.
 	l := cluster.Leadership{Leader: b.cfg.NodeID}
-	if b.cfg.Nodes > 1 || b.leadersMoved.Load() {
+	if b.cfg.Nodes > 1 {
 		l = b.leadership(t, p)
 	} else if t.Partition(p) == nil {
 		l = cluster.Leadership{Leader: -1, Epoch: -1}
@@ -306,9 +308,7 @@ func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadersh
 	if t == nil || t.Partition(p) == nil {
 		return cluster.Leadership{}, fmt.Errorf("%w: %s-%d", cluster.ErrUnknownPartition, topic, p)
 	}
-	b.leadership(t, p) // placed before it moves
-	before, _ := b.cluster.Leader(topic, p)
-	b.leadersMoved.Store(true)
+	before := b.leadership(t, p) // placed before it moves
 	l, err := b.cluster.MoveLeader(topic, p, node)
 	if err != nil || l == before {
 		return l, err
