@@ -13,6 +13,7 @@ import (
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
+	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // createTopicWithConfig creates topic (one partition) with one config
@@ -106,7 +107,11 @@ func TestNodesMinInsyncReplicas(t *testing.T) {
 // append through the leader; v10 and a follower broker's fetch still
 // answer NOT_LEADER_OR_FOLLOWER.
 func TestNodesFetchFromFollower(t *testing.T) {
-	s := newLeaderSetup(t)
+	// The manual clock tells when the long poll below is parked: it arms
+	// a timer for its MaxWaitMs (the retention loop holds the other).
+	clock := locktimer.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	s := newLeaderSetup(t, clock)
+	waitPending(t, clock, 1)
 	if r := s.produce(t, s.leader(0), 10, 0, 3).Topics[0].Partitions[0]; r.ErrorCode != 0 {
 		t.Fatalf("produce: %+v", r)
 	}
@@ -138,7 +143,7 @@ func TestNodesFetchFromFollower(t *testing.T) {
 	req.Topics = append(req.Topics, rt)
 	poller := rawconn.Dial(t, nodeListenerAddr(t, s.b, f, "OTHER"))
 	corr := poller.Send(req)
-	time.Sleep(50 * time.Millisecond)
+	waitPending(t, clock, 2)
 	start := time.Now()
 	if r := s.produce(t, s.leader(0), 10, 0, 1).Topics[0].Partitions[0]; r.ErrorCode != 0 {
 		t.Fatalf("produce: %+v", r)

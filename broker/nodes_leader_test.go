@@ -28,9 +28,9 @@ type leaderSetup struct {
 	id    [16]byte
 }
 
-func newLeaderSetup(t *testing.T) *leaderSetup {
+func newLeaderSetup(t *testing.T, clock ...locktimer.Clock) *leaderSetup {
 	t.Helper()
-	b, model := startNodes(t, 3)
+	b, model := startNodes(t, 3, clock...)
 	s := &leaderSetup{b: b, model: model, conns: map[int32]*rawconn.Conn{}}
 	for id := int32(5); id < 8; id++ {
 		s.conns[id] = rawconn.Dial(t, nodeListenerAddr(t, b, id, "OTHER"))

@@ -268,7 +268,12 @@ func metadataV12(t *testing.T, c *rawconn.Conn, topic string) *kmsg.MetadataResp
 // completes early only on an error); the connection stays open
 // (move-keeps-connections).
 func TestNodesMoveWakesFetch(t *testing.T) {
-	b, _ := startMoveNodes(t, 3)
+	// On the manual clock each parked fetch arms a timer for its
+	// MaxWaitMs (the retention loop holds one more), so the test knows
+	// both fetches wait before it moves the leader.
+	clock := locktimer.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	b := testbroker.Start(t, broker.Config{Nodes: 3, Clock: clock})
+	waitPending(t, clock, 1)
 	c0 := rawconn.Dial(t, b.NodeAddrs()[0].String())
 	createTopicRaw(t, c0, "t", 1)
 	leader := leaderOf(t, b, "t", 0).Leader
@@ -289,9 +294,7 @@ func TestNodesMoveWakesFetch(t *testing.T) {
 	}
 	req, reqAny := fetch(0), fetch(-1)
 	corr, corrAny := c.Send(req), cAny.Send(reqAny)
-	if _, err := c.TryRecv(req, corr, 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
-		t.Fatalf("the fetch answered before the move: %v", err)
-	}
+	waitPending(t, clock, 3)
 	to := (leader + 1) % 3
 	if _, err := b.MoveLeader("t", 0, to); err != nil {
 		t.Fatal(err)
@@ -301,7 +304,12 @@ func TestNodesMoveWakesFetch(t *testing.T) {
 	if p.ErrorCode != kerr.FencedLeaderEpoch.Code || p.CurrentLeader.LeaderID != to || p.CurrentLeader.LeaderEpoch != 1 {
 		t.Fatalf("woken fetch: %+v", p)
 	}
-	if _, err := cAny.TryRecv(reqAny, corrAny, 200*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+	// The fetch without an epoch is served by the old leader as a
+	// follower (fetch-from-follower): it is still parked, its timer armed.
+	if n := clock.Pending(); n != 2 {
+		t.Fatalf("%d timers pending after the move; want the retention loop's and the epoch-less fetch's", n)
+	}
+	if _, err := cAny.TryRecv(reqAny, corrAny, 100*time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Fatalf("the fetch without an epoch answered after the move: %v", err)
 	}
 	c.ExpectOpen()

@@ -14,14 +14,23 @@ import (
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
 	"github.com/sharebroker/sharebroker/internal/testbroker"
+	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // startNodes runs a broker of n nodes, first node ID 5, with two named
 // listeners (PLAINTEXT and OTHER) on free loopback ports and the HTTP
 // server, and returns it with its placement model for predictions.
-func startNodes(t *testing.T, n int) (*broker.Broker, *cluster.Cluster) {
+//
+// A clock, when given, is the broker's (a manual one, for tests that must
+// know a request is parked); otherwise real time.
+func startNodes(t *testing.T, n int, clock ...locktimer.Clock) (*broker.Broker, *cluster.Cluster) {
 	t.Helper()
+	var c locktimer.Clock
+	if len(clock) > 0 {
+		c = clock[0]
+	}
 	b := testbroker.Start(t, broker.Config{
+		Clock:  c,
 		NodeID: 5,
 		Nodes:  n,
 		HTTP:   "127.0.0.1:0",
