@@ -26,9 +26,19 @@ import (
 
 // Security protocols of a listener (Kafka's SecurityProtocol names).
 const (
-	protoPlaintext = "PLAINTEXT"
-	protoSSL       = "SSL"
+	protoPlaintext     = "PLAINTEXT"
+	protoSSL           = "SSL"
+	protoSASLPlaintext = "SASL_PLAINTEXT"
+	protoSASLSSL       = "SASL_SSL"
 )
+
+// usesTLS reports whether a listener of protocol p wraps its connections
+// in TLS.
+func usesTLS(p string) bool { return p == protoSSL || p == protoSASLSSL }
+
+// usesSASL reports whether a listener of protocol p authenticates its
+// connections with SASL before serving them.
+func usesSASL(p string) bool { return p == protoSASLPlaintext || p == protoSASLSSL }
 
 // propSSLClientAuth is Kafka's ssl.client.auth: none, requested or
 // required. It is taken out of Config.Props with the listener properties.
@@ -66,10 +76,10 @@ type brokerTLS struct {
 	caPEM  []byte // nil unless generated
 }
 
-// hasSSL reports whether any listener uses the SSL protocol.
+// hasSSL reports whether any listener uses TLS (SSL or SASL_SSL).
 func hasSSL(ls []ListenerConfig) bool {
 	for _, l := range ls {
-		if l.Protocol == protoSSL {
+		if usesTLS(l.Protocol) {
 			return true
 		}
 	}

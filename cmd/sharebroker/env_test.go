@@ -221,3 +221,26 @@ func TestServeTLSCAOut(t *testing.T) {
 	}
 	nc.Close()
 }
+
+// SHAREBROKER_SASL_USERS gives several users in one variable; --sasl-user
+// on the command line wins over it.
+func TestEnvironmentSASLUsers(t *testing.T) {
+	cfg, err := configFrom(t, nil, []string{"SHAREBROKER_SASL_USERS=alice:a-pw, bob:b:pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []broker.SASLUser{{Name: "alice", Password: "a-pw"}, {Name: "bob", Password: "b:pw"}}
+	if len(cfg.SASLUsers) != 2 || cfg.SASLUsers[0] != want[0] || cfg.SASLUsers[1] != want[1] {
+		t.Fatalf("users %+v, want %+v", cfg.SASLUsers, want)
+	}
+	cfg, err = configFrom(t, []string{"--sasl-user", "carol:c"}, []string{"SHAREBROKER_SASL_USERS=alice:a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.SASLUsers) != 1 || cfg.SASLUsers[0].Name != "carol" {
+		t.Fatalf("users %+v, want carol only", cfg.SASLUsers)
+	}
+	if _, err := configFrom(t, nil, []string{"SHAREBROKER_SASL_USERS=alice"}); err == nil || strings.Contains(err.Error(), "alice:") {
+		t.Fatalf("a user without a password: %v", err)
+	}
+}

@@ -1,0 +1,171 @@
+package broker_test
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/oauth"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/locktimer"
+)
+
+// startSASLBroker starts a broker with PLAINTEXT, SASL_PLAINTEXT and
+// SASL_SSL listeners, the user alice (password alice-secret), the HTTP
+// server and clock as its clock (nil: the real one).
+func startSASLBroker(t *testing.T, clock locktimer.Clock, props map[string]string) (*broker.Broker, *lockedLog) {
+	t.Helper()
+	logs := &lockedLog{}
+	if props == nil {
+		props = map[string]string{}
+	}
+	props["listeners"] = "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0"
+	b, _ := startBroker(t, broker.Config{
+		HTTP:      "127.0.0.1:0",
+		Props:     props,
+		Clock:     clock,
+		SASLUsers: []broker.SASLUser{{Name: "alice", Password: "alice-secret"}},
+		Logger:    slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	return b, logs
+}
+
+// unsecuredJWS is an OAUTHBEARER token as Kafka's unsecured login module
+// makes one: alg none, an empty signature.
+func unsecuredJWS(claims string) string {
+	enc := base64.RawURLEncoding
+	return enc.EncodeToString([]byte(`{"alg":"none"}`)) + "." + enc.EncodeToString([]byte(claims)) + "."
+}
+
+// gather reads b's registry into families by name.
+func gather(t *testing.T, b *broker.Broker) map[string]*dto.MetricFamily {
+	t.Helper()
+	fams, err := b.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]*dto.MetricFamily)
+	for _, f := range fams {
+		out[f.GetName()] = f
+	}
+	return out
+}
+
+// Rules: sasl-listeners, sasl-users, sasl-mechanisms, sasl-principal, sasl-metrics. Every mechanism
+// authenticates a kgo client over SASL_PLAINTEXT and SASL_SSL, which then produces and consumes.
+func TestSASLKgoMechanisms(t *testing.T) {
+	clock := locktimer.NewManualClock(time.Now())
+	b, _ := startSASLBroker(t, clock, map[string]string{"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER"})
+	pool := fetchCA(t, b)
+	token := unsecuredJWS(fmt.Sprintf(`{"sub":"alice","iat":%d,"exp":%d,"scope":"test"}`,
+		clock.Now().Unix(), clock.Now().Add(time.Hour).Unix()))
+	mechs := map[string]sasl.Mechanism{
+		"PLAIN":         plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism(),
+		"SCRAM-SHA-256": scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism(),
+		"SCRAM-SHA-512": scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha512Mechanism(),
+		"OAUTHBEARER":   oauth.Auth{Token: token}.AsMechanism(),
+	}
+	for name, mech := range mechs {
+		t.Run(name, func(t *testing.T) {
+			produceConsumeOpts(t, b.ListenerAddr("SASL_PLAINTEXT").String(), kgo.SASL(mech))
+			produceConsumeOpts(t, b.ListenerAddr("SASL_SSL").String(), kgo.SASL(mech),
+				kgo.DialTLSConfig(&tls.Config{RootCAs: pool, ServerName: "localhost"}))
+		})
+	}
+	fams := gather(t, b)
+	for name := range mechs {
+		if n := metricValue(t, fams, "sharebroker_sasl_authentications_total", map[string]string{"mechanism": name, "result": "success"}); n < 2 {
+			t.Errorf("%s: %v successful authentications counted, want 2 or more", name, n)
+		}
+	}
+}
+
+// produceConsumeOpts produces three records to a new topic with a kgo
+// client made with opts and consumes them back.
+func produceConsumeOpts(t *testing.T, addr string, opts ...kgo.Opt) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	topicSeq.Lock()
+	topicSeq.n++
+	topic := fmt.Sprintf("sec-%d", topicSeq.n)
+	topicSeq.Unlock()
+	opts = append(opts, kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic(topic),
+		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cl, err := kgo.NewClient(opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	want := []string{"a", "b", "c"}
+	for _, v := range want {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	var got []string
+	for len(got) < len(want) {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			t.Fatalf("consumed %q, then %v", got, err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("consumed %q, want %q", got, want)
+	}
+}
+
+// Rules: sasl-failure-closes, sasl-metrics. A wrong password, an unknown user and an expired token each
+// fail a kgo client within two seconds with SASL_AUTHENTICATION_FAILED.
+func TestSASLWrongCredentialsFailFast(t *testing.T) {
+	clock := locktimer.NewManualClock(time.Now())
+	b, logs := startSASLBroker(t, clock, map[string]string{"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER"})
+	expired := unsecuredJWS(fmt.Sprintf(`{"sub":"alice","exp":%d}`, clock.Now().Add(-time.Minute).Unix()))
+	for name, mech := range map[string]sasl.Mechanism{
+		"PLAIN":               plain.Auth{User: "alice", Pass: "wrong"}.AsMechanism(),
+		"PLAIN unknown user":  plain.Auth{User: "mallory", Pass: "alice-secret"}.AsMechanism(),
+		"SCRAM-SHA-256":       scram.Auth{User: "alice", Pass: "wrong"}.AsSha256Mechanism(),
+		"SCRAM-SHA-512":       scram.Auth{User: "alice", Pass: "wrong"}.AsSha512Mechanism(),
+		"SCRAM unknown user":  scram.Auth{User: "mallory", Pass: "x"}.AsSha512Mechanism(),
+		"OAUTHBEARER expired": oauth.Auth{Token: expired}.AsMechanism(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			cl, err := kgo.NewClient(kgo.SeedBrokers(b.ListenerAddr("SASL_PLAINTEXT").String()), kgo.SASL(mech))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cl.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			start := time.Now()
+			err = cl.Ping(ctx)
+			if took := time.Since(start); took > 2*time.Second {
+				t.Errorf("failing took %v", took)
+			}
+			if !errors.Is(err, kerr.SaslAuthenticationFailed) {
+				t.Fatalf("ping: %v, want SASL_AUTHENTICATION_FAILED", err)
+			}
+		})
+	}
+	if n := logs.lines("alice-secret") + logs.lines("wrong"); n != 0 {
+		t.Errorf("%d log lines hold a password", n)
+	}
+	fams := gather(t, b)
+	if n := metricValue(t, fams, "sharebroker_sasl_authentications_total", map[string]string{"mechanism": "PLAIN", "result": "failure"}); n < 2 {
+		t.Errorf("%v PLAIN failures counted, want 2 or more", n)
+	}
+}
