@@ -14,17 +14,20 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/oauth"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/rawconn"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // startSASLBroker starts a broker with PLAINTEXT, SASL_PLAINTEXT and
-// SASL_SSL listeners, the user alice (password alice-secret), the HTTP
+// SASL_SSL listeners, the users alice (password alice-secret) and bob
+// (bob-secret), the HTTP
 // server and clock as its clock (nil: the real one).
 func startSASLBroker(t *testing.T, clock locktimer.Clock, props map[string]string) (*broker.Broker, *lockedLog) {
 	t.Helper()
@@ -37,7 +40,7 @@ func startSASLBroker(t *testing.T, clock locktimer.Clock, props map[string]strin
 		HTTP:      "127.0.0.1:0",
 		Props:     props,
 		Clock:     clock,
-		SASLUsers: []broker.SASLUser{{Name: "alice", Password: "alice-secret"}},
+		SASLUsers: []broker.SASLUser{{Name: "alice", Password: "alice-secret"}, {Name: "bob", Password: "bob-secret"}},
 		Logger:    slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	return b, logs
@@ -167,5 +170,92 @@ func TestSASLWrongCredentialsFailFast(t *testing.T) {
 	fams := gather(t, b)
 	if n := metricValue(t, fams, "sharebroker_sasl_authentications_total", map[string]string{"mechanism": "PLAIN", "result": "failure"}); n < 2 {
 		t.Errorf("%v PLAIN failures counted, want 2 or more", n)
+	}
+}
+
+// Rule: sasl-reauth. kgo re-authenticates when SaslAuthenticate reports a
+// session lifetime: with a 1 s lifetime it re-authenticates before each
+// request after the first, and the broker, whose manual clock moved past
+// the session's end, accepts it instead of closing the connection.
+func TestSASLKgoReauthenticates(t *testing.T) {
+	clock := locktimer.NewManualClock(time.Now())
+	b, logs := startSASLBroker(t, clock, map[string]string{"connections.max.reauth.ms": "1000"})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.ListenerAddr("SASL_PLAINTEXT").String()),
+		kgo.SASL(scram.Auth{User: "alice", Pass: "alice-secret"}.AsSha256Mechanism()),
+		kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("reauth"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 3 {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte{byte(i)}}).FirstErr(); err != nil {
+			t.Fatalf("produce %d: %v", i, err)
+		}
+		clock.Advance(2 * time.Second)
+	}
+	if n := logs.lines("reauthentication=true"); n < 2 {
+		t.Fatalf("%d re-authentications logged, want 2 or more", n)
+	}
+	if n := logs.lines("SASL session expired"); n != 0 {
+		t.Fatalf("%d connections closed for an expired session", n)
+	}
+}
+
+// Rule: sasl-reauth, oauthbearer-unsecured. An OAUTHBEARER session ends at
+// the token's exp even with connections.max.reauth.ms off.
+func TestSASLOAuthTokenExpiryEndsSession(t *testing.T) {
+	clock := locktimer.NewManualClock(time.Now())
+	b, _ := startSASLBroker(t, clock, map[string]string{"sasl.enabled.mechanisms": "OAUTHBEARER"})
+	c := rawconn.Dial(t, b.ListenerAddr("SASL_PLAINTEXT").String())
+	if hs := c.Request(handshakeReq("OAUTHBEARER", 1)).(*kmsg.SASLHandshakeResponse); hs.ErrorCode != 0 {
+		t.Fatalf("handshake: %+v", hs)
+	}
+	token := unsecuredJWS(fmt.Sprintf(`{"sub":"carol","exp":%d}`, clock.Now().Add(10*time.Minute).Unix()))
+	resp := c.Request(authReq([]byte("n,,\x01auth=Bearer " + token + "\x01\x01"))).(*kmsg.SASLAuthenticateResponse)
+	if resp.ErrorCode != 0 || resp.SessionLifetimeMillis <= 9*60*1000 || resp.SessionLifetimeMillis > 10*60*1000 {
+		t.Fatalf("got %+v", resp)
+	}
+	if p := broker.Principals(b); !slices.Contains(p, "User:carol") {
+		t.Fatalf("principals %v", p)
+	}
+	c.Request(metadataReq())
+	clock.Advance(11 * time.Minute)
+	c.Send(metadataReq())
+	c.ExpectClosed()
+}
+
+// Rule: oauthbearer-unsecured. A token that does not validate gets the
+// RFC 7628 error challenge; the client's %x01 then fails the exchange
+// with it.
+func TestSASLOAuthInvalidTokenChallenge(t *testing.T) {
+	clock := locktimer.NewManualClock(time.Now())
+	b, logs := startSASLBroker(t, clock, map[string]string{"sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER"})
+	for name, token := range map[string]string{
+		"signed":      unsecuredJWS(`{"sub":"a","exp":99999999999}`) + "c2ln",
+		"no exp":      unsecuredJWS(`{"sub":"a"}`),
+		"no sub":      unsecuredJWS(`{"exp":99999999999}`),
+		"future iat":  unsecuredJWS(fmt.Sprintf(`{"sub":"a","exp":99999999999,"iat":%d}`, clock.Now().Add(time.Hour).Unix())),
+		"exp not num": unsecuredJWS(`{"sub":"a","exp":"soon"}`),
+		"bad base64":  "a.b.",
+		"two parts":   "eyJhbGciOiJub25lIn0.e30",
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := rawconn.Dial(t, b.ListenerAddr("SASL_PLAINTEXT").String())
+			c.Request(handshakeReq("OAUTHBEARER", 1))
+			resp := c.Request(authReq([]byte("n,,\x01auth=Bearer " + token + "\x01\x01"))).(*kmsg.SASLAuthenticateResponse)
+			if resp.ErrorCode != 0 || string(resp.SASLAuthBytes) != `{"status":"invalid_token"}` {
+				t.Fatalf("got %+v", resp)
+			}
+			resp = c.Request(authReq([]byte{1})).(*kmsg.SASLAuthenticateResponse)
+			if resp.ErrorCode != kerr.SaslAuthenticationFailed.Code || resp.ErrorMessage == nil || *resp.ErrorMessage != `{"status":"invalid_token"}` {
+				t.Fatalf("got %+v", resp)
+			}
+			c.ExpectClosed()
+		})
+	}
+	if n := logs.lines("No expiration time in JWT"); n != 1 {
+		t.Errorf("%d log lines give the reason of the token without exp", n)
 	}
 }
