@@ -208,3 +208,33 @@ func (b *Broker) mechanismEnabled(mech string) bool { return slices.Contains(b.s
 func (b *Broker) hasSASLListener() bool {
 	return slices.ContainsFunc(b.cfg.Listeners, func(l ListenerConfig) bool { return usesSASL(l.Protocol) })
 }
+
+func (c *credentials) deleteSCRAM(name string, m scramMechanism) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.scram[name], m)
+	if len(c.scram[name]) == 0 {
+		delete(c.scram, name)
+	}
+}
+
+// scramInfo is what DescribeUserScramCredentials may tell of a credential.
+type scramInfo struct {
+	mech       scramMechanism
+	iterations int32
+}
+
+// describeSCRAM lists each user's credentials, mechanisms in order.
+func (c *credentials) describeSCRAM() map[string][]scramInfo {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string][]scramInfo, len(c.scram))
+	for name, byMech := range c.scram {
+		for _, m := range []scramMechanism{scramSHA256, scramSHA512} {
+			if cred, ok := byMech[m]; ok {
+				out[name] = append(out[name], scramInfo{m, cred.iterations})
+			}
+		}
+	}
+	return out
+}
