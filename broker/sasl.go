@@ -52,13 +52,14 @@ const (
 	saslRawToken                          // SaslHandshake v0 accepted: raw mechanism messages next
 	saslBadMechanism                      // re-authentication asked for another mechanism
 	saslComplete                          // authenticated
+	saslFailed                            // the exchange failed: the connection closes
 	numSASLStates
 )
 
 var saslStateNames = [numSASLStates]string{
 	saslInitial: "initial", saslVersionsDone: "handshake", saslReauth: "reauthentication handshake",
 	saslAuthenticate: "authenticate", saslRawToken: "raw token", saslBadMechanism: "bad reauthentication mechanism",
-	saslComplete: "complete",
+	saslComplete: "complete", saslFailed: "failed",
 }
 
 func (s saslState) String() string { return saslStateNames[s] }
@@ -172,6 +173,7 @@ func (c *conn) saslGate(h wire.Header, body []byte) bool {
 	if s.state == saslBadMechanism {
 		c.log.Warn("closing connection: SASL re-authentication failed", "reason", s.badMechanism)
 		c.b.metrics.saslAuth(s.mech, false, c.nodeLabel())
+		s.state = saslFailed
 		return false
 	}
 	c.log.Warn("closing connection: request not allowed before SASL authentication",
@@ -211,6 +213,7 @@ func (c *conn) saslHandshake(mech string, version int16) (*kmsg.SASLHandshakeRes
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		c.b.metrics.saslAuth(mechUnsupported, false, c.nodeLabel())
 		c.log.Warn("closing connection: SASL mechanism not enabled", "mechanism", mech, "enabled", c.b.saslMechanisms)
+		s.state = saslFailed
 		return resp, false
 	}
 	if s.reauthing && mech != s.mech {
@@ -252,7 +255,7 @@ func (c *conn) saslStep(in []byte) (out []byte, lifetimeMs int64, failMsg string
 		}
 		c.b.metrics.saslAuth(s.mech, false, c.nodeLabel())
 		c.log.Warn("closing connection: SASL authentication failed", "mechanism", s.mech, "reauthentication", s.reauthing, "reason", f.Error())
-		s.server = nil
+		s.state, s.server = saslFailed, nil
 		return nil, 0, failMsg, false
 	}
 	if !done {
@@ -319,4 +322,29 @@ func (c *conn) maxFrame() int32 {
 		n = min(n, c.b.cfg.props.int32(propSASLMaxReceive))
 	}
 	return n
+}
+
+// saslCheck reports the first broken invariant of the connection's SASL
+// state, for tests and the fuzz target after every step.
+func (c *conn) saslCheck() error {
+	s := c.sasl
+	c.b.mu.Lock()
+	principal := c.principal
+	c.b.mu.Unlock()
+	exchanging := s.state == saslAuthenticate || s.state == saslRawToken
+	switch {
+	case s.state < saslInitial || s.state >= numSASLStates:
+		return fmt.Errorf("state %d out of range", s.state)
+	case exchanging != (s.server != nil):
+		return fmt.Errorf("state %v with exchange %v", s.state, s.server != nil)
+	case s.state == saslComplete && (s.user == "" || principal != "User:"+s.user):
+		return fmt.Errorf("complete as %q with principal %q", s.user, principal)
+	case s.user == "" && principal != anonymousPrincipal:
+		return fmt.Errorf("principal %q before any authentication", principal)
+	case s.user == "" && (s.reauthing || !s.expiry.IsZero()):
+		return fmt.Errorf("re-authenticating or expiring before any authentication")
+	case (s.state == saslReauth || s.state == saslBadMechanism) && !s.reauthing:
+		return fmt.Errorf("state %v outside a re-authentication", s.state)
+	}
+	return nil
 }
