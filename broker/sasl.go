@@ -169,6 +169,7 @@ func (c *conn) saslGate(h wire.Header, body []byte) bool {
 	case moveRefuse:
 		c.refuseSASL(h, body)
 		return false
+	case moveClose:
 	}
 	if s.state == saslBadMechanism {
 		c.log.Warn("closing connection: SASL re-authentication failed", "reason", s.badMechanism)

@@ -67,13 +67,6 @@ const (
 
 func (m scramMechanism) valid() bool { return m == scramSHA256 || m == scramSHA512 }
 
-func (m scramMechanism) name() string {
-	if m == scramSHA512 {
-		return mechSCRAM512
-	}
-	return mechSCRAM256
-}
-
 func (m scramMechanism) hash() func() hash.Hash {
 	if m == scramSHA512 {
 		return sha512.New
