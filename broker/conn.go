@@ -130,10 +130,15 @@ func (c *conn) handshake(tc *tls.Conn) bool {
 		}
 		return false
 	}
+	// On SASL_SSL the principal is the SASL user's (sasl-principal),
+	// set when SASL completes, as Kafka's principal builder takes the
+	// SASL name over a client certificate.
 	principal := principalOf(tc.ConnectionState())
-	c.b.mu.Lock() // Principals (tests) reads it from another goroutine
-	c.principal = principal
-	c.b.mu.Unlock()
+	if c.sasl == nil {
+		c.b.mu.Lock() // Principals (tests) reads it from another goroutine
+		c.principal = principal
+		c.b.mu.Unlock()
+	}
 	c.log.Debug("TLS handshake done", attrListener, c.l.name, "principal", c.principal)
 	return true
 }

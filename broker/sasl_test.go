@@ -3,6 +3,7 @@ package broker_test
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -257,5 +258,33 @@ func TestSASLOAuthInvalidTokenChallenge(t *testing.T) {
 	}
 	if n := logs.lines("No expiration time in JWT"); n != 1 {
 		t.Errorf("%d log lines give the reason of the token without exp", n)
+	}
+}
+
+// Rule: sasl-principal. On SASL_SSL with a client certificate the
+// principal is the SASL user, not the certificate's DN.
+func TestSASLSSLPrincipalIsSASLUser(t *testing.T) {
+	clientCA := newTestCA(t)
+	carl, _, _ := clientCA.issue(t, 2, pkix.Name{CommonName: "carl"}, false)
+	b, _ := startBroker(t, broker.Config{
+		HTTP:      "127.0.0.1:0",
+		TLS:       broker.TLSConfig{ClientCAFile: writeFile(t, "client-ca.pem", clientCA.pem)},
+		SASLUsers: []broker.SASLUser{{Name: "alice", Password: "alice-secret"}},
+		Props:     map[string]string{"listeners": "SASL_SSL://127.0.0.1:0", "ssl.client.auth": "required"},
+	})
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.ListenerAddr("SASL_SSL").String()),
+		kgo.DialTLSConfig(&tls.Config{RootCAs: fetchCA(t, b), ServerName: "127.0.0.1", Certificates: []tls.Certificate{carl}}),
+		kgo.SASL(plain.Auth{User: "alice", Pass: "alice-secret"}.AsMechanism()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p := broker.Principals(b); len(p) != 1 || p[0] != "User:alice" {
+		t.Fatalf("principals %v, want [User:alice]", p)
 	}
 }
