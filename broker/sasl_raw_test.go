@@ -70,7 +70,10 @@ func TestSASLStateMachineRaw(t *testing.T) {
 		c := rawconn.Dial(t, addr)
 		c.Send(metadataReq())
 		c.ExpectClosed()
-		waitLog(t, logs, "request not allowed before SASL authentication", 1)
+		// The line is written before the connection closes.
+		if n := logs.lines("request not allowed before SASL authentication"); n != 1 {
+			t.Fatalf("%d log lines", n)
+		}
 	})
 	t.Run("SASL bytes before handshake", func(t *testing.T) {
 		c := rawconn.Dial(t, addr)
@@ -254,7 +257,9 @@ func TestSASLReauthenticationRaw(t *testing.T) {
 	renewed.Request(metadataReq())
 	expired.Send(metadataReq())
 	expired.ExpectClosed()
-	waitLog(t, logs, "SASL session expired without re-authentication", 1)
+	if n := logs.lines("SASL session expired without re-authentication"); n != 1 {
+		t.Fatalf("%d log lines say the session expired", n)
+	}
 
 	other := rawconn.Dial(t, addr)
 	plainLogin(t, other, "alice", "alice-secret")
@@ -273,5 +278,7 @@ func TestSASLReauthenticationRaw(t *testing.T) {
 	}
 	mech.Send(authReq([]byte("n,,n=alice,r=abc")))
 	mech.ExpectClosed()
-	waitLog(t, logs, "is not supported for re-authentication of mechanism 'PLAIN'", 1)
+	if n := logs.lines("is not supported for re-authentication of mechanism 'PLAIN'"); n != 1 {
+		t.Fatalf("%d log lines give the mechanism refused", n)
+	}
 }
