@@ -20,6 +20,7 @@ package broker
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -245,7 +246,10 @@ func (c *conn) saslStep(in []byte) (out []byte, lifetimeMs int64, failMsg string
 		err = publicFailure(fmt.Sprintf("Cannot change principals during re-authentication from User.%s: User.%s", s.user, s.server.user()))
 	}
 	if err != nil {
-		f, _ := err.(*saslFailure)
+		var f *saslFailure
+		if !errors.As(err, &f) {
+			f = &saslFailure{reason: err.Error()} // not for the client: generic below
+		}
 		failMsg = f.reason
 		if !f.public {
 			what := "authentication"
