@@ -139,7 +139,7 @@ func (c *conn) handshake(tc *tls.Conn) bool {
 		c.principal = principal
 		c.b.mu.Unlock()
 	}
-	c.log.Debug("TLS handshake done", attrListener, c.l.name, "principal", c.principal)
+	c.log.Debug("TLS handshake done", attrListener, c.l.name, attrPrincipal, c.principal)
 	return true
 }
 

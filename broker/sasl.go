@@ -152,7 +152,7 @@ func (c *conn) saslGate(h wire.Header, body []byte) bool {
 			s.state, s.reauthing, s.reauthStart = saslReauth, true, now
 		} else if now.After(s.expiry) {
 			c.log.Warn("closing connection: SASL session expired without re-authentication",
-				attrAPI, kmsg.NameForKey(h.APIKey), "mechanism", s.mech, "expired", s.expiry)
+				attrAPI, kmsg.NameForKey(h.APIKey), attrMechanism, s.mech, "expired", s.expiry)
 			return false
 		}
 	}
@@ -173,7 +173,7 @@ func (c *conn) saslGate(h wire.Header, body []byte) bool {
 	case moveClose:
 	}
 	if s.state == saslBadMechanism {
-		c.log.Warn("closing connection: SASL re-authentication failed", "reason", s.badMechanism)
+		c.log.Warn("closing connection: SASL re-authentication failed", attrReason, s.badMechanism)
 		c.b.metrics.saslAuth(s.mech, false, c.nodeLabel())
 		s.state = saslFailed
 		return false
@@ -214,7 +214,7 @@ func (c *conn) saslHandshake(mech string, version int16) (*kmsg.SASLHandshakeRes
 	if !c.b.mechanismEnabled(mech) {
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		c.b.metrics.saslAuth(mechUnsupported, false, c.nodeLabel())
-		c.log.Warn("closing connection: SASL mechanism not enabled", "mechanism", mech, "enabled", c.b.saslMechanisms)
+		c.log.Warn("closing connection: SASL mechanism not enabled", attrMechanism, mech, "enabled", c.b.saslMechanisms)
 		s.state = saslFailed
 		return resp, false
 	}
@@ -259,7 +259,7 @@ func (c *conn) saslStep(in []byte) (out []byte, lifetimeMs int64, failMsg string
 			failMsg = fmt.Sprintf("Authentication failed during %s due to invalid credentials with SASL mechanism %s", what, s.mech)
 		}
 		c.b.metrics.saslAuth(s.mech, false, c.nodeLabel())
-		c.log.Warn("closing connection: SASL authentication failed", "mechanism", s.mech, "reauthentication", s.reauthing, "reason", f.Error())
+		c.log.Warn("closing connection: SASL authentication failed", attrMechanism, s.mech, attrReauth, s.reauthing, attrReason, f.Error())
 		s.state, s.server = saslFailed, nil
 		return nil, 0, failMsg, false
 	}
@@ -298,8 +298,8 @@ func (c *conn) completeSASL(now time.Time) int64 {
 	c.principal = principal
 	c.b.mu.Unlock()
 	c.b.metrics.saslAuth(s.mech, true, c.nodeLabel())
-	c.log.Debug("SASL authentication done", "mechanism", s.mech, "principal", principal,
-		"reauthentication", s.reauthing, "session_lifetime", lifetime)
+	c.log.Debug("SASL authentication done", attrMechanism, s.mech, attrPrincipal, principal,
+		attrReauth, s.reauthing, "session_lifetime", lifetime)
 	s.reauthing = false
 	return lifetime.Milliseconds()
 }
