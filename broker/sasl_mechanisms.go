@@ -81,7 +81,8 @@ type plainServer struct {
 func (s *plainServer) step(in []byte, _ time.Time) ([]byte, bool, error) {
 	parts := bytes.Split(in, []byte{0})
 	if len(parts) != 3 {
-		return nil, false, privateFailure("Invalid SASL/PLAIN response: expected 3 tokens, got %d", len(parts))
+		// Kafka's extractTokens stops counting at four.
+		return nil, false, privateFailure("Invalid SASL/PLAIN response: expected 3 tokens, got %d", min(len(parts), 4))
 	}
 	authzid, name, password := string(parts[0]), string(parts[1]), string(parts[2])
 	switch {
