@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/sharebroker/sharebroker/broker"
 )
@@ -242,5 +244,27 @@ func TestEnvironmentSASLUsers(t *testing.T) {
 	}
 	if _, err := configFrom(t, nil, []string{"SHAREBROKER_SASL_USERS=alice"}); err == nil || strings.Contains(err.Error(), "alice:") {
 		t.Fatalf("a user without a password: %v", err)
+	}
+}
+
+// The process with a SASL_PLAINTEXT listener and users from
+// SHAREBROKER_SASL_USERS: kgo authenticates with SCRAM-SHA-512 as each
+// user, and not with a wrong password. Rules (docs/security.md):
+// sasl-users, sasl-failure-closes.
+func TestServeSASLUsersFromEnvironment(t *testing.T) {
+	t.Setenv("SHAREBROKER_SASL_USERS", "alice:alice-secret,bob:bob:secret")
+	_, addr := startProcess(t, "serve", "--listeners", "SASL_PLAINTEXT://127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, u := range [][2]string{{"alice", "alice-secret"}, {"bob", "bob:secret"}, {"bob", "wrong"}} {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(scram.Auth{User: u[0], Pass: u[1]}.AsSha512Mechanism()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cl.Ping(ctx)
+		cl.Close()
+		if wrong := u[1] == "wrong"; (err != nil) != wrong {
+			t.Fatalf("%s with password %q: %v", u[0], u[1], err)
+		}
 	}
 }
