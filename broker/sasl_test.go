@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/IBM/sarama"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -286,5 +287,42 @@ func TestSASLSSLPrincipalIsSASLUser(t *testing.T) {
 	}
 	if p := broker.Principals(b); len(p) != 1 || p[0] != "User:alice" {
 		t.Fatalf("principals %v, want [User:alice]", p)
+	}
+}
+
+// Rules: sasl-v0-raw, sasl-handshake. sarama speaks SaslHandshake v0 (raw
+// PLAIN token, no SaslAuthenticate) and v1; both produce, and a wrong
+// password fails.
+func TestSASLSaramaHandshakeVersions(t *testing.T) {
+	b, _ := startSASLBroker(t, nil, nil)
+	addr := b.ListenerAddr("SASL_PLAINTEXT").String()
+	for _, v := range []int16{sarama.SASLHandshakeV0, sarama.SASLHandshakeV1} {
+		for _, pass := range []string{"alice-secret", "wrong"} {
+			cfg := sarama.NewConfig()
+			cfg.Net.SASL.Enable = true
+			cfg.Net.SASL.Mechanism = sarama.SASLTypePlaintext
+			cfg.Net.SASL.Version = v
+			// sarama's v0 flow is the pre-KIP-35 one: no ApiVersions first.
+			cfg.ApiVersionsRequest = v != sarama.SASLHandshakeV0
+			cfg.Net.SASL.User, cfg.Net.SASL.Password = "alice", pass
+			cfg.Producer.Return.Successes = true
+			cfg.Metadata.Retry.Max = 0
+			prod, err := sarama.NewSyncProducer([]string{addr}, cfg)
+			if pass == "wrong" {
+				if err == nil {
+					prod.Close()
+					t.Fatalf("handshake v%d: a wrong password was accepted", v)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("handshake v%d: %v", v, err)
+			}
+			_, _, err = prod.SendMessage(&sarama.ProducerMessage{Topic: fmt.Sprintf("sarama-sasl-v%d", v), Value: sarama.StringEncoder("x")})
+			prod.Close()
+			if err != nil {
+				t.Fatalf("handshake v%d: produce: %v", v, err)
+			}
+		}
 	}
 }
