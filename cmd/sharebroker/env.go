@@ -43,6 +43,9 @@ func envPropertyName(variable string) string {
 // (os.Environ form: KEY=VALUE).
 func applyEnv(cmd *cobra.Command, environ []string) error {
 	fs := cmd.Flags()
+	// Setting a flag from a variable marks it changed too: remember what
+	// the command line set before any variable does.
+	usersOnCommandLine := fs.Changed(saslUserFlag)
 	vars := make(map[string]string)
 	var props []string
 	for _, kv := range environ {
@@ -69,8 +72,8 @@ func applyEnv(cmd *cobra.Command, environ []string) error {
 	if err != nil {
 		return err
 	}
-	if users, ok := vars[envSASLUsers]; ok {
-		if f := fs.Lookup(saslUserFlag); f != nil && !f.Changed {
+	if users, ok := vars[envSASLUsers]; ok && !usersOnCommandLine {
+		if fs.Lookup(saslUserFlag) != nil {
 			for item := range strings.SplitSeq(users, ",") {
 				if item = strings.TrimSpace(item); item == "" {
 					continue

@@ -268,3 +268,15 @@ func TestServeSASLUsersFromEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// SHAREBROKER_SASL_USER (one user, the flag's own variable) and
+// SHAREBROKER_SASL_USERS add up.
+func TestEnvironmentSASLUserAndUsers(t *testing.T) {
+	cfg, err := configFrom(t, nil, []string{"SHAREBROKER_SASL_USER=carol:c", "SHAREBROKER_SASL_USERS=alice:a,bob:b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.SASLUsers) != 3 {
+		t.Fatalf("users %+v, want carol, alice and bob", cfg.SASLUsers)
+	}
+}
