@@ -319,6 +319,13 @@ func validateUnsecuredJWS(compact string, now time.Time) (unsecuredToken, string
 	if strings.TrimSpace(sub) == "" {
 		return unsecuredToken{}, "No principal name in JWT claim: sub"
 	}
+	// The scope claim is read (no scope is required) and must be a
+	// string or a list, as OAuthBearerUnsecuredJws.calculateScope reads it.
+	switch scope := claims["scope"].(type) {
+	case nil, string, []any:
+	default:
+		return unsecuredToken{}, fmt.Sprintf("The 'scope' claim was not of type List: %T", scope)
+	}
 	iat, hasIat, reason := numberClaim(claims, "iat")
 	if reason != "" {
 		return unsecuredToken{}, reason

@@ -235,13 +235,16 @@ func TestSASLOAuthInvalidTokenChallenge(t *testing.T) {
 	clock := locktimer.NewManualClock(time.Now())
 	b, logs := startSASLBroker(t, clock, map[string]string{"sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER"})
 	for name, token := range map[string]string{
-		"signed":      unsecuredJWS(`{"sub":"a","exp":99999999999}`) + "c2ln",
-		"no exp":      unsecuredJWS(`{"sub":"a"}`),
-		"no sub":      unsecuredJWS(`{"exp":99999999999}`),
-		"future iat":  unsecuredJWS(fmt.Sprintf(`{"sub":"a","exp":99999999999,"iat":%d}`, clock.Now().Add(time.Hour).Unix())),
-		"exp not num": unsecuredJWS(`{"sub":"a","exp":"soon"}`),
-		"bad base64":  "a.b.",
-		"two parts":   "eyJhbGciOiJub25lIn0.e30",
+		"signed":       unsecuredJWS(`{"sub":"a","exp":99999999999}`) + "c2ln",
+		"no exp":       unsecuredJWS(`{"sub":"a"}`),
+		"no sub":       unsecuredJWS(`{"exp":99999999999}`),
+		"future iat":   unsecuredJWS(fmt.Sprintf(`{"sub":"a","exp":99999999999,"iat":%d}`, clock.Now().Add(time.Hour).Unix())),
+		"exp not num":  unsecuredJWS(`{"sub":"a","exp":"soon"}`),
+		"scope number": unsecuredJWS(`{"sub":"a","exp":99999999999,"scope":7}`),
+		"alg HS256": base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"HS256"}`)) + "." +
+			base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"a","exp":99999999999}`)) + ".",
+		"bad base64": "a.b.",
+		"two parts":  "eyJhbGciOiJub25lIn0.e30",
 	} {
 		t.Run(name, func(t *testing.T) {
 			c := rawconn.Dial(t, b.ListenerAddr("SASL_PLAINTEXT").String())
