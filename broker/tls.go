@@ -58,7 +58,7 @@ const anonymousPrincipal = "User:ANONYMOUS"
 // tlsHandshakeTimeout bounds the TLS handshake of one connection.
 const tlsHandshakeTimeout = 10 * time.Second
 
-// TLSConfig configures the SSL listeners.
+// TLSConfig configures the SSL and SASL_SSL listeners.
 type TLSConfig struct {
 	// CertFile and KeyFile are the server certificate chain and its key,
 	// PEM. Set both or neither: with neither, a CA and a certificate for
@@ -250,7 +250,7 @@ func principalOf(cs tls.ConnectionState) string {
 }
 
 // CAPEM returns the generated CA certificate of the SSL listeners as PEM,
-// or nil when no certificate was generated (no SSL listener, or a
+// or nil when no certificate was generated (no SSL or SASL_SSL listener, or a
 // certificate given in TLSConfig).
 func (b *Broker) CAPEM() []byte {
 	if b.tls == nil {

@@ -95,7 +95,7 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs.StringVar(&f.clusterID, "cluster-id", broker.DefaultClusterID, "cluster ID reported to clients")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) of the SSL listeners; with --tls-key (default: one generated at start, signed by a generated CA)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) of the SSL and SASL_SSL listeners; with --tls-key (default: one generated at start, signed by a generated CA)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "PEM CA certificates that sign client certificates, for --config ssl.client.auth=required or requested")
 	fs.StringVar(&f.tlsCAOut, "tls-ca-out", "", "file to write the generated CA certificate to (PEM), also served at GET /v1/tls/ca.pem")
@@ -196,7 +196,7 @@ func runServe(ctx context.Context, logOut io.Writer, f serveFlags) error {
 	if f.tlsCAOut != "" {
 		ca := b.CAPEM()
 		if ca == nil {
-			return fmt.Errorf("--tls-ca-out %s: no CA was generated: no SSL listener", f.tlsCAOut)
+			return fmt.Errorf("--tls-ca-out %s: no CA was generated: no SSL or SASL_SSL listener", f.tlsCAOut)
 		}
 		if err := os.WriteFile(f.tlsCAOut, ca, 0o644); err != nil {
 			return fmt.Errorf("--tls-ca-out: %w", err)
