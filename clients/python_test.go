@@ -79,7 +79,7 @@ func TestPythonSASLPlaintext(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
 		t.Fatalf("wrong password: %v, want exit status 2", err)
 	}
-	if took := time.Since(start); took > 10*time.Second {
+	if took := time.Since(start); took > 5*time.Second { // the interpreter's start included
 		t.Fatalf("wrong password failed after %v", took)
 	}
 }
