@@ -81,6 +81,11 @@ type Broker struct {
 
 	// tls is the setup of the SSL listeners; nil without one.
 	tls *brokerTLS
+	// creds are the SASL users; saslMechanisms is
+	// sasl.enabled.mechanisms in its configured order. Both are set by
+	// New; creds guards its run-time part itself.
+	creds          *credentials
+	saslMechanisms []string
 
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
@@ -107,7 +112,8 @@ type listener struct {
 	stopped       bool         // its node is stopped; guarded by Broker.mu
 	advertiseHost string
 	advertisePort int32
-	tls           *tls.Config // nil for PLAINTEXT
+	tls           *tls.Config // nil for PLAINTEXT and SASL_PLAINTEXT
+	sasl          bool        // SASL_PLAINTEXT or SASL_SSL: authenticate first
 }
 
 // New validates cfg and returns a broker that is not yet listening.
@@ -125,6 +131,9 @@ func New(cfg Config) (*Broker, error) {
 		done:  make(chan struct{}),
 	}
 	if b.tls, err = newBrokerTLS(r.TLS, r.clientAuth, r.Listeners); err != nil {
+		return nil, err
+	}
+	if err := b.setUpSASL(); err != nil {
 		return nil, err
 	}
 	if b.cluster, err = cluster.New(r.NodeID, r.Nodes); err != nil {
@@ -218,9 +227,10 @@ func (b *Broker) Start() error {
 			}
 			l := newListener(lc.Name, ln, advertise)
 			l.index, l.node = j, node
-			if lc.Protocol == protoSSL {
+			if usesTLS(lc.Protocol) {
 				l.tls = b.tls.config
 			}
+			l.sasl = usesSASL(lc.Protocol)
 			ls = append(ls, l)
 			endpoints[i] = append(endpoints[i], endpoint{host: l.advertiseHost, port: l.advertisePort})
 		}

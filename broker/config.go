@@ -42,9 +42,13 @@ type Config struct {
 	// listener.security.protocol.map in Props do the same; set one or the
 	// other.
 	Listeners []ListenerConfig
-	// TLS configures the SSL listeners (tls.go): their certificate, and
-	// the client CA for ssl.client.auth. Unused without an SSL listener.
+	// TLS configures the SSL and SASL_SSL listeners (tls.go): their certificate, and
+	// the client CA for ssl.client.auth. Unused without such a listener.
 	TLS TLSConfig
+	// SASLUsers are the users of the SASL listeners (sasl_users.go), each
+	// able to authenticate with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512,
+	// as --sasl-user NAME:PASSWORD gives them.
+	SASLUsers []SASLUser
 	// NodeID is this broker's node ID in Metadata: the ID of the first
 	// node when Nodes is above 1.
 	NodeID int32

@@ -44,14 +44,26 @@ type conn struct {
 	frame []byte
 	segs  [][]byte // write segments of a spliced Fetch response, reused
 	// principal is who the client is (Kafka's KafkaPrincipal as a string):
-	// User:ANONYMOUS, or on an SSL listener with a client certificate
-	// User: and its subject DN. Set before the first request; ACLs will
-	// read it.
+	// User:ANONYMOUS, on an SSL listener with a client certificate User:
+	// and its subject DN, on a SASL listener User: and the authenticated
+	// name. Set by the TLS handshake before the first request, or by SASL
+	// authentication before any request other than ApiVersions and the
+	// SASL ones; ACLs will read it. Written under Broker.mu.
 	principal string
+	// sasl is the SASL conversation of a SASL listener's connection; nil
+	// on other listeners.
+	sasl *saslConn
+	// closeAfterSend: the handler's answer is the last one (a failed SASL
+	// exchange).
+	closeAfterSend bool
 }
 
 func newConn(b *Broker, l *listener, nc net.Conn) *conn {
-	return &conn{b: b, l: l, nc: nc, log: b.log.With(attrConn, nc.RemoteAddr().String()), principal: anonymousPrincipal}
+	c := &conn{b: b, l: l, nc: nc, log: b.log.With(attrConn, nc.RemoteAddr().String()), principal: anonymousPrincipal}
+	if l.sasl {
+		c.sasl = &saslConn{state: saslInitial}
+	}
+	return c
 }
 
 func (c *conn) serve() {
@@ -70,14 +82,17 @@ func (c *conn) serve() {
 	// one, so its size is what thousands of idle or hostile connections
 	// cost.
 	r := bufio.NewReaderSize(c.nc, 512)
-	maxFrame := c.b.cfg.props.int32("socket.request.max.bytes")
 	for {
-		frame, err := wire.ReadFrameInto(r, c.frame, maxFrame)
+		frame, err := wire.ReadFrameInto(r, c.frame, c.maxFrame())
 		if err != nil {
 			c.readFailed(err)
 			return
 		}
-		if !c.handleFrame(frame) {
+		if c.sasl != nil && c.sasl.state == saslRawToken {
+			if !c.rawSASLToken(frame) {
+				return
+			}
+		} else if !c.handleFrame(frame) {
 			return
 		}
 		// Keep the frame buffer for the next request unless it is large:
@@ -115,11 +130,16 @@ func (c *conn) handshake(tc *tls.Conn) bool {
 		}
 		return false
 	}
+	// On SASL_SSL the principal is the SASL user's (sasl-principal),
+	// set when SASL completes, as Kafka's principal builder takes the
+	// SASL name over a client certificate.
 	principal := principalOf(tc.ConnectionState())
-	c.b.mu.Lock() // Principals (tests) reads it from another goroutine
-	c.principal = principal
-	c.b.mu.Unlock()
-	c.log.Debug("TLS handshake done", attrListener, c.l.name, "principal", c.principal)
+	if c.sasl == nil {
+		c.b.mu.Lock() // Principals (tests) reads it from another goroutine
+		c.principal = principal
+		c.b.mu.Unlock()
+	}
+	c.log.Debug("TLS handshake done", attrListener, c.l.name, attrPrincipal, c.principal)
 	return true
 }
 
@@ -152,6 +172,9 @@ func (c *conn) handleFrame(frame []byte) bool {
 	if err != nil && !errors.Is(err, wire.ErrUnknownAPIKey) && !errors.Is(err, wire.ErrUnsupportedVersion) {
 		c.b.metrics.rejectFrame(rejectBadHeader, c.nodeLabel())
 		c.log.Warn("closing connection: malformed request header", "err", err)
+		return false
+	}
+	if c.sasl != nil && !c.saslGate(h, body) {
 		return false
 	}
 	start := time.Now()
@@ -196,7 +219,7 @@ func (c *conn) handleFrame(frame []byte) bool {
 		return true
 	}
 	resp.SetVersion(h.APIVersion)
-	return c.send(h.CorrelationID, resp)
+	return c.send(h.CorrelationID, resp) && !c.closeAfterSend
 }
 
 // nodeLabel is the node label of the node the connection came to.

@@ -8,14 +8,14 @@ func SetTxnProduceHook(b *Broker, f func()) { b.txnProduceHook = f }
 // SyncGroup waits for its answer. Call it before b.Start.
 func SetAwaitHook(b *Broker, f func(answered func() bool)) { b.awaitHook = f }
 
-// Principals returns the principals of b's open connections on SSL
-// listeners.
+// Principals returns the principals of b's open connections on SSL and
+// SASL listeners.
 func Principals(b *Broker) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []string
 	for c := range b.conns {
-		if c.l.tls != nil {
+		if c.l.tls != nil || c.l.sasl {
 			out = append(out, c.principal)
 		}
 	}

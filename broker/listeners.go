@@ -17,11 +17,11 @@ package broker
 //   - An empty host binds every interface (Kafka's "PLAINTEXT://:9092").
 //   - A listener without an advertised entry advertises its bound address,
 //     "localhost" for an unspecified host.
-//   - The protocols are PLAINTEXT and SSL (tls.go, docs/security.md):
-//     without a protocol map the names allowed are PLAINTEXT and SSL, each
-//     its own protocol (Kafka's default map); with one, every entry maps
-//     to PLAINTEXT or SSL and every listener must have an entry.
-//     SASL_PLAINTEXT and SASL_SSL are refused: SASL is not built yet.
+//   - The protocols are PLAINTEXT, SSL (tls.go), SASL_PLAINTEXT and
+//     SASL_SSL (sasl.go; docs/security.md): without a protocol map a
+//     listener named after one of them is that protocol (Kafka's default
+//     map); with one, every entry maps to one of them and every listener
+//     must have an entry.
 //   - advertised.listeners without listeners advertises the one listener
 //     from Config.Listen, which is then named PLAINTEXT.
 
@@ -50,8 +50,8 @@ type ListenerConfig struct {
 	// told. Empty means the bound address, "localhost" for an unspecified
 	// host.
 	Advertise string
-	// Protocol is the listener's security protocol: "" (PLAINTEXT) or
-	// "SSL".
+	// Protocol is the listener's security protocol: "" (PLAINTEXT),
+	// "SSL", "SASL_PLAINTEXT" or "SASL_SSL".
 	Protocol string
 }
 
@@ -91,17 +91,15 @@ func ParseListeners(listeners, advertised, protocolMap, listen string) ([]Listen
 	for i, l := range out {
 		p, ok := protocols[l.Name]
 		switch {
-		case protocols == nil && (l.Name == "SASL_PLAINTEXT" || l.Name == "SASL_SSL"):
-			return nil, fmt.Errorf("listener %s: SASL is not built yet, only PLAINTEXT and SSL are supported", l.Name)
-		case protocols == nil && l.Name != defaultListenerName && l.Name != protoSSL:
-			return nil, fmt.Errorf("listener %s: not a security protocol; name it in %s (PLAINTEXT and SSL are supported)", l.Name, propProtocolMap)
+		case protocols == nil && !isProtocol(l.Name):
+			return nil, fmt.Errorf("listener %s: not a security protocol; name it in %s (%s)", l.Name, propProtocolMap, protocolList)
 		case protocols != nil && !ok:
 			return nil, fmt.Errorf("listener %s: missing from %s", l.Name, propProtocolMap)
 		case !ok:
 			p = l.Name
 		}
-		if p == protoSSL {
-			out[i].Protocol = protoSSL
+		if p != protoPlaintext {
+			out[i].Protocol = p
 		}
 	}
 	if strings.TrimSpace(advertised) == "" {
@@ -168,16 +166,24 @@ func parseProtocolMap(s string) (map[string]string, error) {
 		if !ok || name == "" || proto == "" {
 			return nil, fmt.Errorf("%s: %q: want NAME:PROTOCOL", propProtocolMap, entry)
 		}
-		switch proto {
-		case protoPlaintext, protoSSL:
-		case "SASL_PLAINTEXT", "SASL_SSL":
-			return nil, fmt.Errorf("%s: %s maps to %s: SASL is not built yet, only PLAINTEXT and SSL are supported", propProtocolMap, name, proto)
-		default:
-			return nil, fmt.Errorf("%s: %s maps to %s: not a security protocol, want PLAINTEXT or SSL", propProtocolMap, name, proto)
+		if !isProtocol(proto) {
+			return nil, fmt.Errorf("%s: %s maps to %s: not a security protocol, want one of %s", propProtocolMap, name, proto, protocolList)
 		}
 		m[name] = proto
 	}
 	return m, nil
+}
+
+// protocolList names the security protocols in error messages.
+const protocolList = protoPlaintext + ", " + protoSSL + ", " + protoSASLPlaintext + " or " + protoSASLSSL
+
+// isProtocol reports whether name is one of Kafka's security protocols.
+func isProtocol(name string) bool {
+	switch name {
+	case protoPlaintext, protoSSL, protoSASLPlaintext, protoSASLSSL:
+		return true
+	}
+	return false
 }
 
 // checkAdvertise checks an advertised host:port: a host, and a port from 1

@@ -18,6 +18,11 @@ func TestParseListeners(t *testing.T) {
 			"HOST:PLAINTEXT,DOCKER:PLAINTEXT",
 			[]ListenerConfig{{Name: "HOST", Listen: "0.0.0.0:9092", Advertise: "localhost:9092"},
 				{Name: "DOCKER", Listen: ":29092", Advertise: "broker:29092"}}},
+		// Rule: protocol-by-name.
+		{"sasl by name", "SASL_SSL://:9093,SASL_PLAINTEXT://:9094", "", "",
+			[]ListenerConfig{{Name: "SASL_SSL", Listen: ":9093", Protocol: "SASL_SSL"}, {Name: "SASL_PLAINTEXT", Listen: ":9094", Protocol: "SASL_PLAINTEXT"}}},
+		{"sasl by map", "HOST://:9092,SECURE://:9093", "", "HOST:sasl_plaintext,SECURE:SASL_SSL",
+			[]ListenerConfig{{Name: "HOST", Listen: ":9092", Protocol: "SASL_PLAINTEXT"}, {Name: "SECURE", Listen: ":9093", Protocol: "SASL_SSL"}}},
 		{"one not advertised", "PLAINTEXT://127.0.0.1:0,EXT://127.0.0.1:0", "EXT://ext:1", "PLAINTEXT:PLAINTEXT,EXT:PLAINTEXT",
 			[]ListenerConfig{{Name: "PLAINTEXT", Listen: "127.0.0.1:0"}, {Name: "EXT", Listen: "127.0.0.1:0", Advertise: "ext:1"}}},
 	} {
@@ -32,8 +37,7 @@ func TestParseListeners(t *testing.T) {
 		{"no scheme", "0.0.0.0:9092", "", ""},
 		{"unmapped name", "HOST://:9092", "", ""},
 		{"name missing from map", "HOST://:9092,DOCKER://:9093", "", "HOST:PLAINTEXT"},
-		{"sasl_ssl", "SASL_SSL://:9093", "", ""},
-		{"sasl mapping", "HOST://:9092", "", "HOST:PLAINTEXT,SECURE:SASL_SSL"},
+		{"unknown protocol", "HOST://:9092", "", "HOST:GSSAPI"},
 		{"duplicate name", "PLAINTEXT://:9092,plaintext://:9093", "", ""},
 		{"duplicate port", "A://:9092,B://127.0.0.1:9092", "", "A:PLAINTEXT,B:PLAINTEXT"},
 		{"advertised unknown", "PLAINTEXT://:9092", "OTHER://x:9092", ""},

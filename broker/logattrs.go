@@ -11,4 +11,8 @@ const (
 	attrErrorCode  = "error_code"
 	attrGroup      = "group"
 	attrListener   = "listener"
+	attrPrincipal  = "principal"
+	attrMechanism  = "mechanism" // a SASL mechanism
+	attrReauth     = "reauthentication"
+	attrReason     = "reason"
 )

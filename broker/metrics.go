@@ -69,6 +69,7 @@ type metrics struct {
 	requests       *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
 	framesRejected *prometheus.CounterVec
+	saslAuths      *prometheus.CounterVec
 	panics         prometheus.Counter
 	fireDelay      prometheus.Histogram
 	delivery       deliveryCounts
@@ -108,6 +109,10 @@ func newMetrics(b *Broker, reg *prometheus.Registry, own bool) *metrics {
 			Name: "sharebroker_frames_rejected_total",
 			Help: "Request frames refused with the connection closed, by reason and the node the frame came to.",
 		}, []string{"reason", "node"}),
+		saslAuths: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sharebroker_sasl_authentications_total",
+			Help: "SASL authentications and re-authentications, by mechanism (\"unsupported\": the handshake named a mechanism not enabled), result (success or failure) and the node the connection came to.",
+		}, []string{"mechanism", "result", "node"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharebroker_panics_recovered_total",
 			Help: "Handler panics recovered (each closed one connection).",
@@ -161,6 +166,12 @@ func (m *metrics) fill() {
 				m.requests.WithLabelValues(kmsg.NameForKey(a.key), "0", node)
 			}
 		}
+		if b.hasSASLListener() {
+			for _, mech := range b.saslMechanisms {
+				m.saslAuths.WithLabelValues(mech, resultSuccess, node)
+				m.saslAuths.WithLabelValues(mech, resultFailure, node)
+			}
+		}
 	}
 	m.reg.MustRegister(
 		// The collectors package's constructors are these two, wrapped;
@@ -170,7 +181,7 @@ func (m *metrics) fill() {
 		prometheus.NewGoCollector(),
 		//lint:ignore SA1019 same collector as collectors.NewProcessCollector
 		prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
-		m.requests, m.duration, m.framesRejected, m.panics, m.fireDelay,
+		m.requests, m.duration, m.framesRejected, m.saslAuths, m.panics, m.fireDelay,
 		&connCollector{b: b},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sharebroker_locktimer_timers",
@@ -199,6 +210,24 @@ func (m *metrics) request(node string, key int16, resp kmsg.Response, err error,
 			}
 		}
 	}
+}
+
+// Label values of sharebroker_sasl_authentications_total. The mechanism
+// label is an enabled mechanism or mechUnsupported, never what a client
+// sent, so its values are bounded.
+const (
+	resultSuccess   = "success"
+	resultFailure   = "failure"
+	mechUnsupported = "unsupported"
+)
+
+// saslAuth counts one SASL authentication's outcome.
+func (m *metrics) saslAuth(mech string, ok bool, node string) {
+	result := resultFailure
+	if ok {
+		result = resultSuccess
+	}
+	m.saslAuths.WithLabelValues(mech, result, node).Inc()
 }
 
 // rejectFrame counts a frame refused for reason on the node labelled node.

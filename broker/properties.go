@@ -188,6 +188,12 @@ var properties = []property{
 		doc: "Committed offsets of a group without members expire this long after it became empty (7 days)."},
 	{name: "offsets.retention.check.interval.ms", def: "600000", kind: kindLong, scope: scopeBroker, min: 1, max: int64Max,
 		doc: "How often committed offsets are checked for expiry."},
+	{name: "sasl.enabled.mechanisms", def: "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512", kind: kindList, scope: scopeBroker, enum: []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER"},
+		doc: "Mechanisms SASL_PLAINTEXT and SASL_SSL listeners offer. Kafka's default is GSSAPI, which is not built; OAUTHBEARER takes unsecured tokens (alg none) whose `sub` is the user (sasl-mechanisms)."},
+	{name: "connections.max.reauth.ms", def: "0", kind: kindLong, scope: scopeBroker, min: 0, max: int64Max,
+		doc: "Session lifetime of a SASL connection (KIP-368): a client must re-authenticate within it or its next request closes the connection. 0 turns it off (an OAUTHBEARER token's expiry still applies)."},
+	{name: "sasl.server.max.receive.size", def: "524288", kind: kindInt, scope: scopeBroker, min: 1, max: int32Max,
+		doc: "Largest frame a SASL connection may send before it has authenticated; a larger one closes it."},
 	{name: "offset.metadata.max.bytes", def: "4096", kind: kindInt, scope: scopeBroker, min: 0, max: int32Max,
 		doc: "Longest metadata string an offset commit may carry; longer answers OFFSET_METADATA_TOO_LARGE."},
 

@@ -26,9 +26,19 @@ import (
 
 // Security protocols of a listener (Kafka's SecurityProtocol names).
 const (
-	protoPlaintext = "PLAINTEXT"
-	protoSSL       = "SSL"
+	protoPlaintext     = "PLAINTEXT"
+	protoSSL           = "SSL"
+	protoSASLPlaintext = "SASL_PLAINTEXT"
+	protoSASLSSL       = "SASL_SSL"
 )
+
+// usesTLS reports whether a listener of protocol p wraps its connections
+// in TLS.
+func usesTLS(p string) bool { return p == protoSSL || p == protoSASLSSL }
+
+// usesSASL reports whether a listener of protocol p authenticates its
+// connections with SASL before serving them.
+func usesSASL(p string) bool { return p == protoSASLPlaintext || p == protoSASLSSL }
 
 // propSSLClientAuth is Kafka's ssl.client.auth: none, requested or
 // required. It is taken out of Config.Props with the listener properties.
@@ -48,7 +58,7 @@ const anonymousPrincipal = "User:ANONYMOUS"
 // tlsHandshakeTimeout bounds the TLS handshake of one connection.
 const tlsHandshakeTimeout = 10 * time.Second
 
-// TLSConfig configures the SSL listeners.
+// TLSConfig configures the SSL and SASL_SSL listeners.
 type TLSConfig struct {
 	// CertFile and KeyFile are the server certificate chain and its key,
 	// PEM. Set both or neither: with neither, a CA and a certificate for
@@ -66,10 +76,10 @@ type brokerTLS struct {
 	caPEM  []byte // nil unless generated
 }
 
-// hasSSL reports whether any listener uses the SSL protocol.
+// hasSSL reports whether any listener uses TLS (SSL or SASL_SSL).
 func hasSSL(ls []ListenerConfig) bool {
 	for _, l := range ls {
-		if l.Protocol == protoSSL {
+		if usesTLS(l.Protocol) {
 			return true
 		}
 	}
@@ -240,7 +250,7 @@ func principalOf(cs tls.ConnectionState) string {
 }
 
 // CAPEM returns the generated CA certificate of the SSL listeners as PEM,
-// or nil when no certificate was generated (no SSL listener, or a
+// or nil when no certificate was generated (no SSL or SASL_SSL listener, or a
 // certificate given in TLSConfig).
 func (b *Broker) CAPEM() []byte {
 	if b.tls == nil {

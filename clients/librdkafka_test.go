@@ -10,8 +10,11 @@ package clients
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -893,5 +896,81 @@ func TestLibrdkafkaConsumerGroupThroughMoves(t *testing.T) {
 	}
 	if ends, committed := e.endOffsets(topic), e.committed(group, topic); !maps.Equal(committed, ends) {
 		t.Fatalf("committed %v, high watermarks %v", committed, ends)
+	}
+}
+
+// librdkafka over SASL_SSL with SCRAM-SHA-512, trusting the CA the broker
+// generated (GET /v1/tls/ca.pem) and verifying the host name, produces and
+// consumes; a wrong password fails with an authentication error, bounded.
+// Rules (docs/security.md): sasl-listeners, scram-exchange, generated-certificate.
+func TestLibrdkafkaSASLSSLSCRAM(t *testing.T) {
+	e := startRdkafka(t,
+		sharebrokertest.WithProperty("listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0"),
+		sharebrokertest.WithSASLUser("alice", "alice-secret"),
+		sharebrokertest.WithHTTP())
+	resp, err := http.Get("http://" + e.b.HTTPAddr + "/v1/tls/ca.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v1/tls/ca.pem: %d %v", resp.StatusCode, err)
+	}
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const topic = "rd-sasl-ssl"
+	e.createTopic(topic, 1)
+	secure := func(pass string) kafka.ConfigMap {
+		return kafka.ConfigMap{
+			"bootstrap.servers":                     e.b.Broker().ListenerAddr("SASL_SSL").String(),
+			"security.protocol":                     "SASL_SSL",
+			"sasl.mechanisms":                       "SCRAM-SHA-512",
+			"sasl.username":                         "alice",
+			"sasl.password":                         pass,
+			"ssl.ca.location":                       ca,
+			"ssl.endpoint.identification.algorithm": "https",
+		}
+	}
+	p := e.producer(secure("alice-secret"))
+	recs := makeRecs("sasl", 1, 3)
+	got := e.produce(p, topic, recs)
+	cc := secure("alice-secret")
+	cc["enable.partition.eof"] = true
+	c := e.consumer("sasl", "rd-sasl-group", cc)
+	if err := c.Assign(allPartitions(topic, 1, kafka.OffsetBeginning)); err != nil {
+		t.Fatal(err)
+	}
+	read, _ := readToEOF(t, c, topic, 1)
+	if !slices.Equal(read, got) {
+		t.Fatalf("read %v, want %v", read, got)
+	}
+
+	// A wrong password: librdkafka reports the broker's
+	// SASL_AUTHENTICATION_FAILED as an _AUTHENTICATION error event (and
+	// keeps retrying, as it does for any broker it cannot reach).
+	badConf := secure("wrong")
+	start := time.Now()
+	bad, err := kafka.NewProducer(&badConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	timeout := time.After(rdWait)
+	for {
+		select {
+		case ev := <-bad.Events():
+			if kerr, ok := ev.(kafka.Error); ok && kerr.Code() == kafka.ErrAuthentication {
+				if took := time.Since(start); took > 3*time.Second {
+					t.Fatalf("wrong password reported after %v", took)
+				}
+				return
+			}
+			t.Logf("event before the authentication error: %v", ev)
+		case <-timeout:
+			t.Fatal("no authentication error for a wrong password")
+		}
 	}
 }

@@ -42,6 +42,7 @@ type settings struct {
 	realClock bool
 	logger    *slog.Logger
 	nodes     int
+	users     []broker.SASLUser
 }
 
 // WithProperty sets a Kafka property, as --config NAME=VALUE does; Start
@@ -73,6 +74,14 @@ func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l
 // on its own free loopback port; Broker.Addr is node 0's and
 // Broker.NodeAddrs lists them all.
 func WithNodes(n int) Option { return func(s *settings) { s.nodes = n } }
+
+// WithSASLUser adds a SASL user with password, who can authenticate with
+// PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 on a SASL listener (add one with
+// WithProperty("listeners", "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0")
+// and find it with Broker().ListenerAddr("SASL_PLAINTEXT")).
+func WithSASLUser(name, password string) Option {
+	return func(s *settings) { s.users = append(s.users, broker.SASLUser{Name: name, Password: password}) }
+}
 
 // Broker is a running broker of a test.
 type Broker struct {
@@ -116,7 +125,7 @@ func Start(t testing.TB, opts ...Option) *Broker {
 		manual = locktimer.NewManualClock(s.start)
 		clock = manual
 	}
-	cfg := broker.Config{Listen: "127.0.0.1:0", Props: s.props, Logger: s.logger, Clock: clock, Nodes: s.nodes}
+	cfg := broker.Config{Listen: "127.0.0.1:0", Props: s.props, Logger: s.logger, Clock: clock, Nodes: s.nodes, SASLUsers: s.users}
 	if s.http {
 		cfg.HTTP = "127.0.0.1:0"
 	}

@@ -41,6 +41,8 @@ type serveFlags struct {
 	// TLS of the SSL listeners (broker.TLSConfig); tlsCAOut is where the
 	// generated CA is written.
 	tlsCert, tlsKey, tlsClientCA, tlsCAOut string
+	// saslUsers are NAME:PASSWORD pairs (broker.Config.SASLUsers).
+	saslUsers []string
 }
 
 func newRootCommand() *cobra.Command {
@@ -85,7 +87,7 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs.StringVar(&f.advertise, "advertise", "", "address clients are told to connect to, HOST:PORT (default: the listen address, localhost for an unspecified host)")
 	fs.StringVar(&f.listeners, "listeners", "", "named Kafka listeners, NAME://HOST:PORT,... (Kafka's listeners); replaces --listen and --advertise")
 	fs.StringVar(&f.advertisedListeners, "advertised-listeners", "", "address each listener advertises, NAME://HOST:PORT,... (Kafka's advertised.listeners)")
-	fs.StringVar(&f.protocolMap, "listener-security-protocol-map", "", "NAME:PLAINTEXT,... for each listener name other than PLAINTEXT (Kafka's listener.security.protocol.map; only PLAINTEXT is supported)")
+	fs.StringVar(&f.protocolMap, "listener-security-protocol-map", "", "NAME:PROTOCOL,... for each listener not named after its protocol (Kafka's listener.security.protocol.map; PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL)")
 	fs.StringVar(&f.http, "http", broker.DefaultHTTP, "HTTP address for /metrics, /healthz, /readyz and the /v1 inspection API, HOST:PORT; '' turns it off")
 	fs.BoolVar(&f.testAPI, "enable-test-api", false, "serve the test-control API under /v1/test/ (clock advance) on the HTTP listener; never in production")
 	fs.Int32Var(&f.nodeID, "node-id", 0, "node ID reported in Metadata (the first node's with --nodes)")
@@ -93,10 +95,11 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs.StringVar(&f.clusterID, "cluster-id", broker.DefaultClusterID, "cluster ID reported to clients")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) of the SSL listeners; with --tls-key (default: one generated at start, signed by a generated CA)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) of the SSL and SASL_SSL listeners; with --tls-key (default: one generated at start, signed by a generated CA)")
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "PEM CA certificates that sign client certificates, for --config ssl.client.auth=required or requested")
 	fs.StringVar(&f.tlsCAOut, "tls-ca-out", "", "file to write the generated CA certificate to (PEM), also served at GET /v1/tls/ca.pem")
+	fs.StringArrayVar(&f.saslUsers, saslUserFlag, nil, "SASL user NAME:PASSWORD for PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; repeatable (env "+envSASLUsers+"=alice:pw,bob:pw)")
 	fs.StringArrayVar(&f.configs, "config", nil, "Kafka property KEY=VALUE; repeatable (see the README's configuration reference)")
 }
 
@@ -124,6 +127,15 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 		return cfg, fmt.Errorf("--tls-ca-out: no CA is generated when --tls-cert is given")
 	}
 	cfg.TLS = broker.TLSConfig{CertFile: f.tlsCert, KeyFile: f.tlsKey, ClientCAFile: f.tlsClientCA}
+	for _, s := range f.saslUsers {
+		u, err := broker.ParseSASLUser(s)
+		if err != nil {
+			// The value holds a password: name the user only.
+			name, _, _ := strings.Cut(s, ":")
+			return cfg, fmt.Errorf("--%s %q: %v", saslUserFlag, name, err)
+		}
+		cfg.SASLUsers = append(cfg.SASLUsers, u)
+	}
 	if f.testAPI && f.http == "" {
 		return cfg, fmt.Errorf("--enable-test-api needs the HTTP server: --http is empty")
 	}
@@ -184,7 +196,7 @@ func runServe(ctx context.Context, logOut io.Writer, f serveFlags) error {
 	if f.tlsCAOut != "" {
 		ca := b.CAPEM()
 		if ca == nil {
-			return fmt.Errorf("--tls-ca-out %s: no CA was generated: no SSL listener", f.tlsCAOut)
+			return fmt.Errorf("--tls-ca-out %s: no CA was generated: no SSL or SASL_SSL listener", f.tlsCAOut)
 		}
 		if err := os.WriteFile(f.tlsCAOut, ca, 0o644); err != nil {
 			return fmt.Errorf("--tls-ca-out: %w", err)

@@ -19,9 +19,14 @@ import (
 // A flag on the command line wins over its variable; a --config wins over
 // the variable of the same property. Variables that name no flag are
 // ignored; an unknown property fails at start like --config does.
+// SHAREBROKER_SASL_USERS=alice:pw,bob:pw is --sasl-user once per
+// comma-separated item, so a container sets every user in one variable
+// (a password holding a comma needs the flag).
 const (
 	envPrefix       = "SHAREBROKER_"
 	envConfigPrefix = "SHAREBROKER_CONFIG_"
+	envSASLUsers    = "SHAREBROKER_SASL_USERS"
+	saslUserFlag    = "sasl-user"
 )
 
 // envFlagName is the variable that sets flag name.
@@ -38,6 +43,9 @@ func envPropertyName(variable string) string {
 // (os.Environ form: KEY=VALUE).
 func applyEnv(cmd *cobra.Command, environ []string) error {
 	fs := cmd.Flags()
+	// Setting a flag from a variable marks it changed too: remember what
+	// the command line set before any variable does.
+	usersOnCommandLine := fs.Changed(saslUserFlag)
 	vars := make(map[string]string)
 	var props []string
 	for _, kv := range environ {
@@ -63,6 +71,18 @@ func applyEnv(cmd *cobra.Command, environ []string) error {
 	})
 	if err != nil {
 		return err
+	}
+	if users, ok := vars[envSASLUsers]; ok && !usersOnCommandLine {
+		if fs.Lookup(saslUserFlag) != nil {
+			for item := range strings.SplitSeq(users, ",") {
+				if item = strings.TrimSpace(item); item == "" {
+					continue
+				}
+				if err := fs.Set(saslUserFlag, item); err != nil {
+					return fmt.Errorf("%s: %v", envSASLUsers, err)
+				}
+			}
+		}
 	}
 	cf := fs.Lookup("config")
 	if cf == nil || len(props) == 0 {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/sharebroker/sharebroker/broker"
 )
@@ -220,4 +222,61 @@ func TestServeTLSCAOut(t *testing.T) {
 		t.Fatalf("handshake trusting the written CA: %v", err)
 	}
 	nc.Close()
+}
+
+// SHAREBROKER_SASL_USERS gives several users in one variable; --sasl-user
+// on the command line wins over it.
+func TestEnvironmentSASLUsers(t *testing.T) {
+	cfg, err := configFrom(t, nil, []string{"SHAREBROKER_SASL_USERS=alice:a-pw, bob:b:pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []broker.SASLUser{{Name: "alice", Password: "a-pw"}, {Name: "bob", Password: "b:pw"}}
+	if len(cfg.SASLUsers) != 2 || cfg.SASLUsers[0] != want[0] || cfg.SASLUsers[1] != want[1] {
+		t.Fatalf("users %+v, want %+v", cfg.SASLUsers, want)
+	}
+	cfg, err = configFrom(t, []string{"--sasl-user", "carol:c"}, []string{"SHAREBROKER_SASL_USERS=alice:a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.SASLUsers) != 1 || cfg.SASLUsers[0].Name != "carol" {
+		t.Fatalf("users %+v, want carol only", cfg.SASLUsers)
+	}
+	if _, err := configFrom(t, nil, []string{"SHAREBROKER_SASL_USERS=alice"}); err == nil || strings.Contains(err.Error(), "alice:") {
+		t.Fatalf("a user without a password: %v", err)
+	}
+}
+
+// The process with a SASL_PLAINTEXT listener and users from
+// SHAREBROKER_SASL_USERS: kgo authenticates with SCRAM-SHA-512 as each
+// user, and not with a wrong password. Rules (docs/security.md):
+// sasl-users, sasl-failure-closes.
+func TestServeSASLUsersFromEnvironment(t *testing.T) {
+	t.Setenv("SHAREBROKER_SASL_USERS", "alice:alice-secret,bob:bob:secret")
+	_, addr := startProcess(t, "serve", "--listeners", "SASL_PLAINTEXT://127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, u := range [][2]string{{"alice", "alice-secret"}, {"bob", "bob:secret"}, {"bob", "wrong"}} {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(scram.Auth{User: u[0], Pass: u[1]}.AsSha512Mechanism()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = cl.Ping(ctx)
+		cl.Close()
+		if wrong := u[1] == "wrong"; (err != nil) != wrong {
+			t.Fatalf("%s with password %q: %v", u[0], u[1], err)
+		}
+	}
+}
+
+// SHAREBROKER_SASL_USER (one user, the flag's own variable) and
+// SHAREBROKER_SASL_USERS add up.
+func TestEnvironmentSASLUserAndUsers(t *testing.T) {
+	cfg, err := configFrom(t, nil, []string{"SHAREBROKER_SASL_USER=carol:c", "SHAREBROKER_SASL_USERS=alice:a,bob:b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.SASLUsers) != 3 {
+		t.Fatalf("users %+v, want carol, alice and bob", cfg.SASLUsers)
+	}
 }

@@ -1,0 +1,355 @@
+package broker
+
+// SASL on SASL_PLAINTEXT and SASL_SSL listeners (docs/security.md,
+// "SASL"), as Kafka's SaslServerAuthenticator and KafkaChannel run it:
+//
+//   - Before authentication a connection may send ApiVersions once, then
+//     SaslHandshake. Any other request closes it (sasl-first).
+//   - SaslHandshake v1 is followed by SaslAuthenticate requests carrying
+//     the mechanism's messages; v0 by the messages themselves, each a
+//     4-byte length and the bytes, without Kafka framing (sasl-v0-raw).
+//   - A failure answers and closes: UNSUPPORTED_SASL_MECHANISM to the
+//     handshake, SASL_AUTHENTICATION_FAILED to SaslAuthenticate, nothing
+//     at all in the raw flow.
+//   - Frames are bounded by sasl.server.max.receive.size until the client
+//     is authenticated.
+//   - With a session lifetime (connections.max.reauth.ms, or an
+//     OAUTHBEARER token's exp) a SaslHandshake after authentication starts
+//     a re-authentication (KIP-368) and any other request after the
+//     session expired closes the connection.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/wire"
+)
+
+// Properties of SASL, in the property table (properties.go).
+const (
+	propReauthMs       = "connections.max.reauth.ms"
+	propSASLMaxReceive = "sasl.server.max.receive.size"
+)
+
+// minReauthInterval is how soon after the last one a re-authentication may
+// begin: an earlier SaslHandshake is served as after authentication, with
+// ILLEGAL_SASL_STATE (Kafka's KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS).
+const minReauthInterval = time.Second
+
+// saslState is where a connection is in its SASL conversation. States
+// start at 1 so the zero entry of saslMoves means "close".
+type saslState uint8
+
+const (
+	saslInitial      saslState = iota + 1 // nothing received yet
+	saslVersionsDone                      // ApiVersions answered: SaslHandshake next
+	saslReauth                            // authenticated, a re-authentication's SaslHandshake is next
+	saslAuthenticate                      // SaslHandshake v1 accepted: SaslAuthenticate next
+	saslRawToken                          // SaslHandshake v0 accepted: raw mechanism messages next
+	saslBadMechanism                      // re-authentication asked for another mechanism
+	saslComplete                          // authenticated
+	saslFailed                            // the exchange failed: the connection closes
+	numSASLStates
+)
+
+var saslStateNames = [numSASLStates]string{
+	saslInitial: "initial", saslVersionsDone: "handshake", saslReauth: "reauthentication handshake",
+	saslAuthenticate: "authenticate", saslRawToken: "raw token", saslBadMechanism: "bad reauthentication mechanism",
+	saslComplete: "complete", saslFailed: "failed",
+}
+
+func (s saslState) String() string { return saslStateNames[s] }
+
+// saslEvent is the kind of a request arriving on a SASL connection.
+type saslEvent uint8
+
+const (
+	evAPIVersions saslEvent = iota
+	evHandshake
+	evAuthenticate
+	evOther
+	numSASLEvents
+)
+
+// saslMove is what a request does in a state.
+type saslMove uint8
+
+const (
+	// moveClose closes the connection without an answer: Kafka's
+	// InvalidRequestException, IllegalStateException or an exchange
+	// already failed.
+	moveClose saslMove = iota
+	// moveServe dispatches the request to its handler.
+	moveServe
+	// moveRefuse answers the request with ILLEGAL_SASL_STATE and
+	// closes (Kafka's handleSaslToken for a request that is not
+	// SaslAuthenticate).
+	moveRefuse
+)
+
+// saslMoves is every legal move; a zero entry closes the connection.
+// saslRawToken has none: its frames are mechanism messages, not requests.
+var saslMoves = [numSASLStates][numSASLEvents]saslMove{
+	saslInitial:      {evAPIVersions: moveServe, evHandshake: moveServe},
+	saslVersionsDone: {evHandshake: moveServe},
+	saslReauth:       {evHandshake: moveServe},
+	saslAuthenticate: {evAuthenticate: moveServe, evAPIVersions: moveRefuse, evHandshake: moveRefuse, evOther: moveRefuse},
+	saslComplete:     {evAPIVersions: moveServe, evHandshake: moveServe, evAuthenticate: moveServe, evOther: moveServe},
+}
+
+// saslConn is the SASL side of a connection on a SASL listener. Only the
+// connection's goroutine touches it.
+type saslConn struct {
+	state saslState
+	// mech is the mechanism of the exchange under way or, when
+	// complete, of the last authentication; server is the exchange.
+	mech   string
+	server mechServer
+	// user is the authenticated user; kept across re-authentications,
+	// which must not change it.
+	user string
+	// expiry ends the session (zero: never); reauthStart is when the
+	// last re-authentication began.
+	expiry      time.Time
+	reauthStart time.Time
+	reauthing   bool
+	// badMechanism is why a re-authentication cannot go on.
+	badMechanism string
+}
+
+func saslEventOf(key int16) saslEvent {
+	switch key {
+	case apiVersionsKey:
+		return evAPIVersions
+	case saslHandshakeKey:
+		return evHandshake
+	case saslAuthenticateKey:
+		return evAuthenticate
+	}
+	return evOther
+}
+
+// authenticated reports whether the connection may send any request.
+func (s *saslConn) authenticated() bool { return s.state == saslComplete }
+
+// saslGate decides what the request with header h does before it is
+// dispatched, moving the state where the request itself decides it. It
+// returns true to dispatch the request, false to close the connection
+// (the line saying why is logged here).
+func (c *conn) saslGate(h wire.Header, body []byte) bool {
+	s := c.sasl
+	now := c.b.clock.Now()
+	ev := saslEventOf(h.APIKey)
+	if s.state == saslComplete && !s.expiry.IsZero() {
+		if ev == evHandshake && (s.reauthStart.IsZero() || now.Sub(s.reauthStart) >= minReauthInterval) {
+			// KIP-368: the handshake begins a re-authentication, even
+			// after the session expired.
+			s.state, s.reauthing, s.reauthStart = saslReauth, true, now
+		} else if now.After(s.expiry) {
+			c.log.Warn("closing connection: SASL session expired without re-authentication",
+				attrAPI, kmsg.NameForKey(h.APIKey), attrMechanism, s.mech, "expired", s.expiry)
+			return false
+		}
+	}
+	switch saslMoves[s.state][ev] {
+	case moveServe:
+		if ev == evAPIVersions && s.state == saslInitial {
+			if a := lookupAPI(h.APIKey); a != nil && h.APIVersion >= a.minVersion && h.APIVersion <= a.maxVersion {
+				// An ApiVersions at a version we do not serve is
+				// answered and leaves the state alone, as Kafka's
+				// handleApiVersionsRequest does.
+				s.state = saslVersionsDone
+			}
+		}
+		return true
+	case moveRefuse:
+		c.refuseSASL(h, body)
+		return false
+	case moveClose:
+	}
+	if s.state == saslBadMechanism {
+		c.log.Warn("closing connection: SASL re-authentication failed", attrReason, s.badMechanism)
+		c.b.metrics.saslAuth(s.mech, false, c.nodeLabel())
+		s.state = saslFailed
+		return false
+	}
+	c.log.Warn("closing connection: request not allowed before SASL authentication",
+		attrAPI, kmsg.NameForKey(h.APIKey), "api_key", h.APIKey, attrAPIVersion, h.APIVersion, attrClientID, h.ClientID,
+		"sasl_state", s.state.String())
+	return false
+}
+
+// refuseSASL answers a request that came instead of SaslAuthenticate with
+// ILLEGAL_SASL_STATE in every error field; the caller closes. A request
+// that does not decode gets no answer.
+func (c *conn) refuseSASL(h wire.Header, body []byte) {
+	a := lookupAPI(h.APIKey)
+	var req kmsg.Request
+	var err error
+	if a != nil && h.APIVersion >= a.minVersion && h.APIVersion <= a.maxVersion {
+		req, err = wire.DecodeBody(h, body)
+	}
+	c.log.Warn("closing connection: request other than SaslAuthenticate during SASL authentication",
+		attrAPI, kmsg.NameForKey(h.APIKey), attrAPIVersion, h.APIVersion, attrClientID, h.ClientID)
+	if req == nil || err != nil {
+		return
+	}
+	resp := faultResponse(req, kerr.IllegalSaslState.Code)
+	resp.SetVersion(h.APIVersion)
+	c.send(h.CorrelationID, resp)
+}
+
+// saslHandshake serves SaslHandshake on a SASL connection that has not
+// authenticated or is re-authenticating. It returns the answer and
+// whether the connection goes on after it is sent.
+func (c *conn) saslHandshake(mech string, version int16) (*kmsg.SASLHandshakeResponse, bool) {
+	s := c.sasl
+	resp := kmsg.NewPtrSASLHandshakeResponse()
+	resp.SupportedMechanisms = c.b.saslMechanisms
+	if !c.b.mechanismEnabled(mech) {
+		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
+		c.b.metrics.saslAuth(mechUnsupported, false, c.nodeLabel())
+		c.log.Warn("closing connection: SASL mechanism not enabled", attrMechanism, mech, "enabled", c.b.saslMechanisms)
+		s.state = saslFailed
+		return resp, false
+	}
+	if s.reauthing && mech != s.mech {
+		// Kafka answers the handshake and fails at the next frame,
+		// so that the failure is counted as a re-authentication's.
+		s.state = saslBadMechanism
+		s.badMechanism = fmt.Sprintf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'", mech, s.mech)
+		return resp, true
+	}
+	s.mech, s.server = mech, c.b.newMechServer(mech)
+	s.state = saslAuthenticate
+	if version == 0 {
+		s.state = saslRawToken
+	}
+	return resp, true
+}
+
+// saslStep feeds one mechanism message to the exchange under way. On
+// success it returns the server's message and the session lifetime (0:
+// none); when the client is authenticated, the state is complete and the
+// principal set. On failure it returns the message for the client, the
+// failure already logged and counted.
+func (c *conn) saslStep(in []byte) (out []byte, lifetimeMs int64, failMsg string, ok bool) {
+	s := c.sasl
+	now := c.b.clock.Now()
+	out, done, err := s.server.step(in, now)
+	if err == nil && done && s.reauthing && s.server.user() != s.user {
+		err = publicFailure(fmt.Sprintf("Cannot change principals during re-authentication from User.%s: User.%s", s.user, s.server.user()))
+	}
+	if err != nil {
+		var f *saslFailure
+		if !errors.As(err, &f) {
+			f = &saslFailure{reason: err.Error()} // not for the client: generic below
+		}
+		failMsg = f.reason
+		if !f.public {
+			what := "authentication"
+			if s.reauthing {
+				what = "re-authentication"
+			}
+			failMsg = fmt.Sprintf("Authentication failed during %s due to invalid credentials with SASL mechanism %s", what, s.mech)
+		}
+		c.b.metrics.saslAuth(s.mech, false, c.nodeLabel())
+		c.log.Warn("closing connection: SASL authentication failed", attrMechanism, s.mech, attrReauth, s.reauthing, attrReason, f.Error())
+		s.state, s.server = saslFailed, nil
+		return nil, 0, failMsg, false
+	}
+	if !done {
+		return out, 0, "", true
+	}
+	lifetimeMs = c.completeSASL(now)
+	return out, lifetimeMs, "", true
+}
+
+// completeSASL ends a successful exchange: the principal, the session's
+// expiry and its lifetime in ms as SaslAuthenticate v1+ reports it, as
+// Kafka's calcCompletionTimesAndReturnSessionLifetimeMs works it out.
+func (c *conn) completeSASL(now time.Time) int64 {
+	s := c.sasl
+	s.user = s.server.user()
+	var lifetime time.Duration
+	maxReauth := time.Duration(c.b.cfg.props.int64(propReauthMs)) * time.Millisecond
+	credExpiry := s.server.expires()
+	switch {
+	case !credExpiry.IsZero() && maxReauth > 0:
+		lifetime = min(credExpiry.Sub(now), maxReauth)
+	case !credExpiry.IsZero():
+		lifetime = credExpiry.Sub(now)
+	case maxReauth > 0:
+		lifetime = maxReauth
+	}
+	lifetime = max(lifetime, 0)
+	s.expiry = time.Time{}
+	if !credExpiry.IsZero() || maxReauth > 0 {
+		s.expiry = now.Add(lifetime)
+	}
+	s.state, s.server = saslComplete, nil
+	principal := "User:" + s.user
+	c.b.mu.Lock() // Principals (tests) reads it from another goroutine
+	c.principal = principal
+	c.b.mu.Unlock()
+	c.b.metrics.saslAuth(s.mech, true, c.nodeLabel())
+	c.log.Debug("SASL authentication done", attrMechanism, s.mech, attrPrincipal, principal,
+		attrReauth, s.reauthing, "session_lifetime", lifetime)
+	s.reauthing = false
+	return lifetime.Milliseconds()
+}
+
+// rawSASLToken serves one frame of the v0 flow: a mechanism message
+// without Kafka framing, answered the same way. A failure closes the
+// connection without an answer, as Kafka does.
+func (c *conn) rawSASLToken(frame []byte) bool {
+	out, _, _, ok := c.saslStep(frame)
+	if !ok {
+		return false
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	c.buf = binary.BigEndian.AppendUint32(c.buf[:0], uint32(len(out)))
+	c.buf = append(c.buf, out...)
+	_, err := c.nc.Write(c.buf)
+	return c.sent(err)
+}
+
+// maxFrame is the largest frame the connection accepts next: the SASL
+// bound until the client has authenticated.
+func (c *conn) maxFrame() int32 {
+	n := c.b.cfg.props.int32("socket.request.max.bytes")
+	if c.sasl != nil && !c.sasl.authenticated() {
+		n = min(n, c.b.cfg.props.int32(propSASLMaxReceive))
+	}
+	return n
+}
+
+// saslCheck reports the first broken invariant of the connection's SASL
+// state, for tests and the fuzz target after every step.
+func (c *conn) saslCheck() error {
+	s := c.sasl
+	c.b.mu.Lock()
+	principal := c.principal
+	c.b.mu.Unlock()
+	exchanging := s.state == saslAuthenticate || s.state == saslRawToken
+	switch {
+	case s.state < saslInitial || s.state >= numSASLStates:
+		return fmt.Errorf("state %d out of range", s.state)
+	case exchanging != (s.server != nil):
+		return fmt.Errorf("state %v with exchange %v", s.state, s.server != nil)
+	case s.state == saslComplete && (s.user == "" || principal != "User:"+s.user):
+		return fmt.Errorf("complete as %q with principal %q", s.user, principal)
+	case s.user == "" && principal != anonymousPrincipal:
+		return fmt.Errorf("principal %q before any authentication", principal)
+	case s.user == "" && (s.reauthing || !s.expiry.IsZero()):
+		return fmt.Errorf("re-authenticating or expiring before any authentication")
+	case (s.state == saslReauth || s.state == saslBadMechanism) && !s.reauthing:
+		return fmt.Errorf("state %v outside a re-authentication", s.state)
+	}
+	return nil
+}
