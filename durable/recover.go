@@ -1,0 +1,261 @@
+package durable
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+// Report says what Recover did, for the broker to log.
+type Report struct {
+	Topics, Partitions int
+	Batches            int64
+	Bytes              int64
+	// Truncated lists the torn tails cut off (torn-tail).
+	Truncated []Truncation
+	// Removed lists the directories of topics the metadata log does not
+	// know (deleted before a crash finished removing them).
+	Removed []string
+}
+
+// Truncation is one torn tail cut off a file.
+type Truncation struct {
+	File    string
+	Dropped int64 // bytes
+}
+
+// Recover reads the directory back into store, which must be empty and not
+// yet serving: the metadata log gives the topics, their partitions, configs
+// and log start offsets; each partition's segments give its batches. Torn
+// tails are cut off and reported; anything else unreadable is an error
+// (no-silent-loss). It then rewrites the metadata log as a snapshot
+// (compact-on-start) and attaches the Dir to store as its journal.
+func (d *Dir) Recover(store *storage.Store) (Report, error) {
+	var rep Report
+	metaName := filepath.Join(d.path, metaFile)
+	recs, dropped, err := readMetaFile(metaName)
+	if err != nil {
+		return rep, err
+	}
+	if dropped > 0 {
+		rep.Truncated = append(rep.Truncated, Truncation{File: metaName, Dropped: dropped})
+	}
+	topics, nextPID, err := replay(recs)
+	if err != nil {
+		return rep, err
+	}
+	for _, id := range sortedIDs(topics) {
+		t := topics[id]
+		t.policy = d.opts.Policy(t.configs)
+		st, err := store.RestoreTopic(t.name, id, t.parts, t.configs)
+		if err != nil {
+			return rep, fmt.Errorf("%w: %s: %v", ErrCorrupt, metaName, err)
+		}
+		for i, p := range st.Partitions() {
+			s, err := d.recoverPartition(id, int32(i), t, p, &rep)
+			if err != nil {
+				return rep, err
+			}
+			t.sinks[int32(i)] = s
+			rep.Partitions++
+		}
+		rep.Topics++
+	}
+	if err := d.removeUnknown(topics, &rep); err != nil {
+		return rep, err
+	}
+	if err := writeFileAtomic(metaName, snapshot(topics, nextPID)); err != nil {
+		return rep, fmt.Errorf("compacting %s: %w", metaName, err)
+	}
+	f, err := os.OpenFile(metaName, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return rep, err
+	}
+	d.mu.Lock()
+	d.topics = topics
+	d.nextProducerID = nextPID
+	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta}
+	d.mu.Unlock()
+	store.SetJournal(d)
+	return rep, nil
+}
+
+// replay applies the metadata log's records in order.
+func replay(recs []metaRecord) (map[storage.TopicID]*topicFiles, int64, error) {
+	topics := make(map[storage.TopicID]*topicFiles)
+	var nextPID int64
+	for i, r := range recs {
+		bad := func(why string) error {
+			return fmt.Errorf("%w: %s record %d (%s): %s", ErrCorrupt, metaFile, i, r.Op, why)
+		}
+		if r.Op == opProducerIDs {
+			nextPID = max(nextPID, r.Next)
+			continue
+		}
+		id, err := parseTopicID(r.ID)
+		if err != nil {
+			return nil, 0, bad(err.Error())
+		}
+		t := topics[id]
+		if r.Op != opTopic && r.Op != opDelete && t == nil {
+			return nil, 0, bad("unknown topic " + r.ID)
+		}
+		switch r.Op {
+		case opTopic:
+			topics[id] = &topicFiles{name: r.Name, configs: r.Configs, parts: r.Partitions,
+				sinks: make(map[int32]*sink), logStarts: make(map[int32]int64)}
+		case opPartitions:
+			t.parts = r.Partitions
+		case opConfigs:
+			t.configs = r.Configs
+		case opDelete:
+			delete(topics, id)
+		case opLogStart:
+			t.logStarts[r.Partition] = max(t.logStarts[r.Partition], r.Offset)
+		default:
+			return nil, 0, bad("unknown op: written by a newer broker")
+		}
+	}
+	return topics, nextPID, nil
+}
+
+func sortedIDs(topics map[storage.TopicID]*topicFiles) []storage.TopicID {
+	ids := make([]storage.TopicID, 0, len(topics))
+	for id := range topics {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b storage.TopicID) int { return cmp.Compare(topics[a].name, topics[b].name) })
+	return ids
+}
+
+// snapshot is the metadata log with one record per live fact.
+func snapshot(topics map[storage.TopicID]*topicFiles, nextPID int64) []byte {
+	var b []byte
+	for _, id := range sortedIDs(topics) {
+		t := topics[id]
+		b = appendMetaRecord(b, metaRecord{Op: opTopic, Name: t.name, ID: topicIDString(id), Partitions: t.parts, Configs: t.configs})
+		parts := make([]int32, 0, len(t.logStarts))
+		for p := range t.logStarts {
+			parts = append(parts, p)
+		}
+		slices.Sort(parts)
+		for _, p := range parts {
+			if off := t.logStarts[p]; off > 0 {
+				b = appendMetaRecord(b, metaRecord{Op: opLogStart, ID: topicIDString(id), Partition: p, Offset: off})
+			}
+		}
+	}
+	if nextPID > 0 {
+		b = appendMetaRecord(b, metaRecord{Op: opProducerIDs, Next: nextPID})
+	}
+	return b
+}
+
+// recoverPartition reads one partition's segments into p and returns its
+// sink, positioned after the last whole batch.
+func (d *Dir) recoverPartition(id storage.TopicID, index int32, t *topicFiles, p *storage.Partition, rep *Report) (*sink, error) {
+	s := d.newSink(id, index, t.policy)
+	entries, err := os.ReadDir(s.dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	bases := segmentBases(names)
+	logStart := t.logStarts[index]
+	// Segments wholly below the log start were due for deletion
+	// (whole-segments-go); a crash came first.
+	for len(bases) > 1 && bases[1] <= logStart {
+		if err := os.Remove(filepath.Join(s.dir, segmentName(bases[0]))); err != nil {
+			return nil, err
+		}
+		bases = bases[1:]
+	}
+	for k, base := range bases {
+		size, err := d.recoverSegment(filepath.Join(s.dir, segmentName(base)), base, k == len(bases)-1, p, rep)
+		if err != nil {
+			return nil, err
+		}
+		s.segs = append(s.segs, segment{base: base, size: size})
+	}
+	if n := len(s.segs); n > 0 && s.segs[n-1].size == 0 {
+		// An empty last segment (its only batch was torn): the next batch
+		// may not get its name's offset, so it goes.
+		if err := os.Remove(filepath.Join(s.dir, segmentName(s.segs[n-1].base))); err != nil {
+			return nil, err
+		}
+		s.segs = s.segs[:n-1]
+	}
+	p.RestoreLogStart(logStart)
+	s.next = p.Offsets().HighWatermark
+	return s, nil
+}
+
+// recoverSegment restores the batches of one segment into p, cutting a
+// torn tail, and returns the segment's size after that.
+func (d *Dir) recoverSegment(name string, base int64, last bool, p *storage.Partition, rep *Report) (int64, error) {
+	f, err := os.OpenFile(name, os.O_RDWR, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	first := true
+	valid, err := scanSegment(f, fi.Size(), name, last, func(batch []byte, pos int64) error {
+		h, _ := storage.ParseBatch(batch) // scanSegment validated it
+		if first && h.BaseOffset != base {
+			return fmt.Errorf("%w: %s starts at offset %d, its name says %d", ErrCorrupt, name, h.BaseOffset, base)
+		}
+		first = false
+		if err := p.Restore(batch); err != nil {
+			return fmt.Errorf("%w: %s at byte %d: %v", ErrCorrupt, name, pos, err)
+		}
+		rep.Batches++
+		rep.Bytes += int64(len(batch))
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if valid < fi.Size() {
+		if err := f.Truncate(valid); err != nil {
+			return 0, fmt.Errorf("%s: cutting a torn tail: %w", name, err)
+		}
+		rep.Truncated = append(rep.Truncated, Truncation{File: name, Dropped: fi.Size() - valid})
+	}
+	return valid, nil
+}
+
+// removeUnknown removes the directories under logs/ of topics the
+// metadata log does not know.
+func (d *Dir) removeUnknown(topics map[storage.TopicID]*topicFiles, rep *Report) error {
+	root := filepath.Join(d.path, logsDir)
+	entries, err := os.ReadDir(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if id, err := parseTopicID(e.Name()); err == nil && topics[id] != nil {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		rep.Removed = append(rep.Removed, dir)
+	}
+	return nil
+}
