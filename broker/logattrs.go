@@ -11,4 +11,8 @@ const (
 	attrErrorCode  = "error_code"
 	attrGroup      = "group"
 	attrListener   = "listener"
+	// The data directory (datadir.go).
+	attrDataDir      = "data_dir"
+	attrFile         = "file"
+	attrBytesDropped = "bytes_dropped"
 )

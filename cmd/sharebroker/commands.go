@@ -41,6 +41,8 @@ type serveFlags struct {
 	// TLS of the SSL listeners (broker.TLSConfig); tlsCAOut is where the
 	// generated CA is written.
 	tlsCert, tlsKey, tlsClientCA, tlsCAOut string
+	// dataDir is broker.Config.DataDir (Kafka's log.dirs).
+	dataDir string
 }
 
 func newRootCommand() *cobra.Command {
@@ -97,6 +99,7 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs.StringVar(&f.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&f.tlsClientCA, "tls-client-ca", "", "PEM CA certificates that sign client certificates, for --config ssl.client.auth=required or requested")
 	fs.StringVar(&f.tlsCAOut, "tls-ca-out", "", "file to write the generated CA certificate to (PEM), also served at GET /v1/tls/ca.pem")
+	fs.StringVar(&f.dataDir, "data-dir", "", "directory that keeps topics and records across restarts (Kafka's log.dirs; docs/durability.md); empty keeps everything in memory")
 	fs.StringArrayVar(&f.configs, "config", nil, "Kafka property KEY=VALUE; repeatable (see the README's configuration reference)")
 }
 
@@ -110,6 +113,7 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 		NodeID:        f.nodeID,
 		Nodes:         f.nodes,
 		ClusterID:     f.clusterID,
+		DataDir:       f.dataDir,
 		Props:         make(map[string]string),
 	}
 	if f.nodes < 1 {
