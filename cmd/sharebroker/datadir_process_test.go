@@ -298,3 +298,39 @@ func TestDataDirFromEnvAndProperty(t *testing.T) {
 		})
 	}
 }
+
+// ack-after-write with a non-Go client: what kcat (librdkafka) produced
+// with acks=all before a SIGKILL, kcat reads back after the restart.
+func TestDataDirKcatSIGKILL(t *testing.T) {
+	kcat, err := exec.LookPath("kcat")
+	if err != nil {
+		t.Skip("kcat is not installed (apt-get install kcat); CI installs it")
+	}
+	dir := t.TempDir()
+	p := startDataDir(t, dir)
+	var in strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&in, "k%d:v%d\n", i, i)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	produce := exec.CommandContext(ctx, kcat, "-b", p.addr, "-X", "acks=all", "-P", "-t", "kc", "-K:")
+	produce.Stdin = strings.NewReader(in.String())
+	if out, err := produce.CombinedOutput(); err != nil {
+		t.Fatalf("kcat -P: %v\n%s", err, out)
+	}
+	p.kill(t)
+
+	p2 := startDataDir(t, dir)
+	out, err := exec.CommandContext(ctx, kcat, "-b", p2.addr, "-C", "-t", "kc", "-o", "beginning", "-e", "-f", `%o|%k|%s\n`).Output()
+	if err != nil {
+		t.Fatalf("kcat -C: %v", err)
+	}
+	var want strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&want, "%d|k%d|v%d\n", i, i, i)
+	}
+	if string(out) != want.String() {
+		t.Fatalf("kcat read back after the restart:\n%s\nwant offsets 0-199 with k0:v0 to k199:v199", out)
+	}
+}
