@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sharebroker/sharebroker/durable"
+	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -85,6 +86,11 @@ func (b *Broker) recoverData() error {
 		b.log.Info("files of an unknown topic removed", attrFile, dir)
 	}
 	b.durable.dir = d
+	if err := b.restoreGroups(d); err != nil {
+		d.Close()
+		b.durable.dir = nil
+		return err
+	}
 	maxSeen := b.abortOpenTxns()
 	b.durable.reservedTo = max(d.ReservedProducerIDs(), maxSeen+1)
 	b.producerIDs.Store(b.durable.reservedTo)
@@ -92,6 +98,72 @@ func (b *Broker) recoverData() error {
 		"topics", rep.Topics, "partitions", rep.Partitions, "batches", rep.Batches, "bytes", rep.Bytes,
 		"took", time.Since(start))
 	return nil
+}
+
+// Group kinds as the metadata log names them.
+const (
+	kindClassic  = "classic"
+	kindConsumer = "consumer"
+)
+
+// restoreGroups gives the group coordinators and the GROUP config store
+// what the data directory kept, and from then on tells it every change
+// (docs/durability.md: group-offsets-kept, group-configs-kept).
+func (b *Broker) restoreGroups(d *durable.Dir) error {
+	b.groupConfigs.SetJournal(func(id string, overrides map[string]string) {
+		if err := d.SetGroupConfig(id, overrides); err != nil {
+			b.log.Warn("group config not recorded", attrGroup, id, "err", err)
+		}
+	})
+	journal := func(id string, kind group.Type, offsets []group.StoredOffset) {
+		k := kindClassic
+		if kind == group.TypeConsumer {
+			k = kindConsumer
+		}
+		g := durable.GroupOffsets{Group: id, Kind: k, Offsets: make([]durable.GroupOffset, len(offsets))}
+		for i, o := range offsets {
+			g.Offsets[i] = durable.GroupOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch,
+				Metadata: o.Metadata, CommitTimeMs: o.CommitTime.UnixMilli(), ExpireAtMs: unixMilliOrZero(o.ExpireAt)}
+		}
+		if err := d.SetGroupOffsets(g); err != nil {
+			b.log.Warn("committed offsets not recorded", attrGroup, id, "err", err)
+		}
+	}
+	b.classicGroups.SetJournal(journal)
+	b.consumerGroups.SetJournal(journal)
+	for id, overrides := range d.GroupConfigs() {
+		b.groupConfigs.Restore(id, overrides)
+	}
+	for id, g := range d.GroupOffsets() {
+		offsets := make([]group.StoredOffset, len(g.Offsets))
+		for i, o := range g.Offsets {
+			offsets[i] = group.StoredOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch,
+				Metadata: o.Metadata, CommitTime: time.UnixMilli(o.CommitTimeMs)}
+			if o.ExpireAtMs != 0 {
+				offsets[i].ExpireAt = time.UnixMilli(o.ExpireAtMs)
+			}
+		}
+		var err error
+		switch g.Kind {
+		case kindClassic:
+			err = b.classicGroups.Restore(id, offsets)
+		case kindConsumer:
+			err = b.consumerGroups.Restore(id, offsets)
+		default:
+			err = fmt.Errorf("unknown group kind %q", g.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("data directory %s: group %s: %w", b.cfg.DataDir, id, err)
+		}
+	}
+	return nil
+}
+
+func unixMilliOrZero(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
 }
 
 // abortOpenTxns ends with an ABORT marker every transaction left open in a

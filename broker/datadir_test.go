@@ -121,3 +121,106 @@ func TestDataDirConfigErrors(t *testing.T) {
 	}
 	testbroker.Close(b)
 }
+
+// commitRaw commits offset to partition 0 of topic for a group: a simple
+// commit (generation -1) without member, else as memberID at epoch.
+func (c *rawConn) commitRaw(group, topic, memberID string, epoch int32, offset int64) {
+	c.t.Helper()
+	req := kmsg.NewPtrOffsetCommitRequest()
+	req.SetVersion(9)
+	req.Group, req.MemberID, req.Generation = group, memberID, epoch
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = topic
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rp.Offset, rp.LeaderEpoch, rp.Metadata = offset, -1, kmsg.StringPtr("meta-"+group)
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := c.request(req).(*kmsg.OffsetCommitResponse)
+	if code := resp.Topics[0].Partitions[0].ErrorCode; code != 0 {
+		c.t.Fatalf("commit %s: code %d", group, code)
+	}
+}
+
+// fetchCommitted returns a group's committed offset and metadata of
+// partition 0 of topic.
+func (c *rawConn) fetchCommitted(group, topic string) (int64, string) {
+	c.t.Helper()
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.SetVersion(7)
+	req.Group = group
+	rt := kmsg.NewOffsetFetchRequestTopic()
+	rt.Topic, rt.Partitions = topic, []int32{0}
+	req.Topics = append(req.Topics, rt)
+	resp := c.request(req).(*kmsg.OffsetFetchResponse)
+	if resp.ErrorCode != 0 {
+		c.t.Fatalf("offset fetch %s: code %d", group, resp.ErrorCode)
+	}
+	p := resp.Topics[0].Partitions[0]
+	meta := ""
+	if p.Metadata != nil {
+		meta = *p.Metadata
+	}
+	return p.Offset, meta
+}
+
+// group-offsets-kept, group-configs-kept: committed offsets of a classic
+// and a KIP-848 group and a GROUP config survive a restart, each group
+// keeping its kind.
+func TestDataDirGroups(t *testing.T) {
+	dir := t.TempDir()
+	b1 := testbroker.Start(t, broker.Config{DataDir: dir})
+	c := dialRaw(t, b1.Addr().String())
+	c.createTopics("t")
+	c.commitRaw("classic-g", "t", "", -1, 7)
+
+	hb := kmsg.NewPtrConsumerGroupHeartbeatRequest()
+	hb.SetVersion(0)
+	hb.Group, hb.MemberID, hb.MemberEpoch, hb.RebalanceTimeoutMillis = "g848", "m1", 0, 30000
+	hb.SubscribedTopicNames = []string{"t"}
+	hb.Topics = []kmsg.ConsumerGroupHeartbeatRequestTopic{}
+	joined := c.request(hb).(*kmsg.ConsumerGroupHeartbeatResponse)
+	if joined.ErrorCode != 0 {
+		t.Fatalf("heartbeat: code %d", joined.ErrorCode)
+	}
+	member := hb.MemberID
+	if joined.MemberID != nil {
+		member = *joined.MemberID
+	}
+	c.commitRaw("g848", "t", member, joined.MemberEpoch, 11)
+	c.commitRaw("g848", "t", member, joined.MemberEpoch, 12) // the later commit wins
+
+	alter := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	res := kmsg.NewIncrementalAlterConfigsRequestResource()
+	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeGroupConfig, "g848"
+	res.Configs = []kmsg.IncrementalAlterConfigsRequestResourceConfig{{Name: "consumer.session.timeout.ms", Op: kmsg.IncrementalAlterConfigOpSet, Value: kmsg.StringPtr("50000")}}
+	alter.Resources = append(alter.Resources, res)
+	if code := c.request(alter).(*kmsg.IncrementalAlterConfigsResponse).Resources[0].ErrorCode; code != 0 {
+		t.Fatalf("alter group config: code %d", code)
+	}
+	if err := testbroker.Close(b1); err != nil {
+		t.Fatal(err)
+	}
+
+	b2 := testbroker.Start(t, broker.Config{DataDir: dir})
+	c2 := dialRaw(t, b2.Addr().String())
+	if off, meta := c2.fetchCommitted("classic-g", "t"); off != 7 || meta != "meta-classic-g" {
+		t.Errorf("classic group after restart: offset %d metadata %q, want 7 and meta-classic-g", off, meta)
+	}
+	if off, _ := c2.fetchCommitted("g848", "t"); off != 12 {
+		t.Errorf("KIP-848 group after restart: offset %d, want 12", off)
+	}
+	desc := kmsg.NewPtrConsumerGroupDescribeRequest()
+	desc.Groups = []string{"g848"}
+	if g := c2.request(desc).(*kmsg.ConsumerGroupDescribeResponse).Groups[0]; g.ErrorCode != 0 || g.State != "Empty" {
+		t.Errorf("KIP-848 group after restart: code %d state %q, want an Empty consumer group", g.ErrorCode, g.State)
+	}
+	describe := kmsg.NewPtrDescribeConfigsRequest()
+	describe.SetVersion(4)
+	dr := kmsg.NewDescribeConfigsRequestResource()
+	dr.ResourceType, dr.ResourceName, dr.ConfigNames = kmsg.ConfigResourceTypeGroupConfig, "g848", []string{"consumer.session.timeout.ms"}
+	describe.Resources = append(describe.Resources, dr)
+	got := c2.request(describe).(*kmsg.DescribeConfigsResponse).Resources[0]
+	if len(got.Configs) != 1 || got.Configs[0].Value == nil || *got.Configs[0].Value != "50000" {
+		t.Errorf("group config after restart: %+v, want consumer.session.timeout.ms=50000", got.Configs)
+	}
+}

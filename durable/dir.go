@@ -73,6 +73,10 @@ type Dir struct {
 	meta   *metaLog
 	// nextProducerID is the end of the last reserved producer ID block.
 	nextProducerID int64
+	// groupConfigs and groupOffsets are the live group records, by group
+	// ID (groups.go), kept for compact-on-start.
+	groupConfigs map[string]map[string]string
+	groupOffsets map[string]*GroupOffsets
 }
 
 // topicFiles is what the Dir knows of one live topic.
@@ -108,7 +112,8 @@ func Open(path string, opts Options) (*Dir, error) {
 		lf.Close()
 		return nil, err
 	}
-	d := &Dir{path: path, opts: opts, lock: lf, topics: make(map[storage.TopicID]*topicFiles)}
+	d := &Dir{path: path, opts: opts, lock: lf, topics: make(map[storage.TopicID]*topicFiles),
+		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets)}
 	if err := d.checkFormat(); err != nil {
 		lf.Close()
 		return nil, err

@@ -27,6 +27,8 @@ const (
 	opDelete      = "delete"
 	opLogStart    = "log-start"
 	opProducerIDs = "producer-ids"
+	opGroupConfig = "group-config"
+	opOffsets     = "group-offsets"
 )
 
 // metaHeaderBytes is the length and CRC before each payload.
@@ -48,6 +50,28 @@ type metaRecord struct {
 	Configs    map[string]string `json:"configs,omitempty"`
 	Offset     int64             `json:"offset,omitempty"`
 	Next       int64             `json:"next,omitempty"`
+	Group      string            `json:"group,omitempty"`
+	Kind       string            `json:"kind,omitempty"`
+	Offsets    []GroupOffset     `json:"offsets,omitempty"`
+}
+
+// GroupOffset is one committed offset of a group.
+type GroupOffset struct {
+	Topic        string `json:"topic"`
+	Partition    int32  `json:"partition"`
+	Offset       int64  `json:"offset"`
+	LeaderEpoch  int32  `json:"leader_epoch"`
+	Metadata     string `json:"metadata,omitempty"`
+	CommitTimeMs int64  `json:"commit_ms"`
+	ExpireAtMs   int64  `json:"expire_ms,omitempty"` // 0: the group's retention applies
+}
+
+// GroupOffsets is a group's committed offsets and its kind ("classic" or
+// "consumer", as the broker names them).
+type GroupOffsets struct {
+	Group   string
+	Kind    string
+	Offsets []GroupOffset
 }
 
 func topicIDString(id storage.TopicID) string { return hex.EncodeToString(id[:]) }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,10 +46,11 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	if dropped > 0 {
 		rep.Truncated = append(rep.Truncated, Truncation{File: metaName, Dropped: dropped})
 	}
-	topics, nextPID, err := replay(recs)
+	st, err := replay(recs)
 	if err != nil {
 		return rep, err
 	}
+	topics := st.topics
 	for _, id := range sortedIDs(topics) {
 		t := topics[id]
 		t.policy = d.opts.Policy(t.configs)
@@ -69,7 +71,7 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	if err := d.removeUnknown(topics, &rep); err != nil {
 		return rep, err
 	}
-	if err := writeFileAtomic(metaName, snapshot(topics, nextPID)); err != nil {
+	if err := writeFileAtomic(metaName, snapshot(st)); err != nil {
 		return rep, fmt.Errorf("compacting %s: %w", metaName, err)
 	}
 	f, err := os.OpenFile(metaName, os.O_WRONLY|os.O_APPEND, 0)
@@ -78,32 +80,50 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	}
 	d.mu.Lock()
 	d.topics = topics
-	d.nextProducerID = nextPID
+	d.nextProducerID = st.nextPID
+	d.groupConfigs = st.groupConfigs
+	d.groupOffsets = st.groupOffsets
 	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta}
 	d.mu.Unlock()
 	store.SetJournal(d)
 	return rep, nil
 }
 
+// metaState is what the metadata log says.
+type metaState struct {
+	topics       map[storage.TopicID]*topicFiles
+	nextPID      int64
+	groupConfigs map[string]map[string]string
+	groupOffsets map[string]*GroupOffsets
+}
+
 // replay applies the metadata log's records in order.
-func replay(recs []metaRecord) (map[storage.TopicID]*topicFiles, int64, error) {
-	topics := make(map[storage.TopicID]*topicFiles)
-	var nextPID int64
+func replay(recs []metaRecord) (*metaState, error) {
+	st := &metaState{topics: make(map[storage.TopicID]*topicFiles),
+		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets)}
+	topics := st.topics
 	for i, r := range recs {
 		bad := func(why string) error {
 			return fmt.Errorf("%w: %s record %d (%s): %s", ErrCorrupt, metaFile, i, r.Op, why)
 		}
-		if r.Op == opProducerIDs {
-			nextPID = max(nextPID, r.Next)
+		switch r.Op {
+		case opProducerIDs:
+			st.nextPID = max(st.nextPID, r.Next)
+			continue
+		case opGroupConfig:
+			setGroupConfig(st.groupConfigs, r.Group, r.Configs)
+			continue
+		case opOffsets:
+			setGroupOffsets(st.groupOffsets, GroupOffsets{Group: r.Group, Kind: r.Kind, Offsets: r.Offsets})
 			continue
 		}
 		id, err := parseTopicID(r.ID)
 		if err != nil {
-			return nil, 0, bad(err.Error())
+			return nil, bad(err.Error())
 		}
 		t := topics[id]
 		if r.Op != opTopic && r.Op != opDelete && t == nil {
-			return nil, 0, bad("unknown topic " + r.ID)
+			return nil, bad("unknown topic " + r.ID)
 		}
 		switch r.Op {
 		case opTopic:
@@ -118,10 +138,10 @@ func replay(recs []metaRecord) (map[storage.TopicID]*topicFiles, int64, error) {
 		case opLogStart:
 			t.logStarts[r.Partition] = max(t.logStarts[r.Partition], r.Offset)
 		default:
-			return nil, 0, bad("unknown op: written by a newer broker")
+			return nil, bad("unknown op: written by a newer broker")
 		}
 	}
-	return topics, nextPID, nil
+	return st, nil
 }
 
 func sortedIDs(topics map[storage.TopicID]*topicFiles) []storage.TopicID {
@@ -134,8 +154,9 @@ func sortedIDs(topics map[storage.TopicID]*topicFiles) []storage.TopicID {
 }
 
 // snapshot is the metadata log with one record per live fact.
-func snapshot(topics map[storage.TopicID]*topicFiles, nextPID int64) []byte {
+func snapshot(st *metaState) []byte {
 	var b []byte
+	topics := st.topics
 	for _, id := range sortedIDs(topics) {
 		t := topics[id]
 		b = appendMetaRecord(b, metaRecord{Op: opTopic, Name: t.name, ID: topicIDString(id), Partitions: t.parts, Configs: t.configs})
@@ -150,8 +171,15 @@ func snapshot(topics map[storage.TopicID]*topicFiles, nextPID int64) []byte {
 			}
 		}
 	}
-	if nextPID > 0 {
-		b = appendMetaRecord(b, metaRecord{Op: opProducerIDs, Next: nextPID})
+	if st.nextPID > 0 {
+		b = appendMetaRecord(b, metaRecord{Op: opProducerIDs, Next: st.nextPID})
+	}
+	for _, id := range slices.Sorted(maps.Keys(st.groupConfigs)) {
+		b = appendMetaRecord(b, metaRecord{Op: opGroupConfig, Group: id, Configs: st.groupConfigs[id]})
+	}
+	for _, id := range slices.Sorted(maps.Keys(st.groupOffsets)) {
+		g := st.groupOffsets[id]
+		b = appendMetaRecord(b, metaRecord{Op: opOffsets, Group: id, Kind: g.Kind, Offsets: g.Offsets})
 	}
 	return b
 }

@@ -334,3 +334,61 @@ func TestDataDirKcatSIGKILL(t *testing.T) {
 		t.Fatalf("kcat read back after the restart:\n%s\nwant offsets 0-199 with k0:v0 to k199:v199", out)
 	}
 }
+
+// group-offsets-kept: a kgo group consumer's commit survives a SIGKILL; a
+// consumer of the same group after the restart starts at that commit.
+func TestDataDirCommittedOffsetsSurviveSIGKILL(t *testing.T) {
+	dir := t.TempDir()
+	p := startDataDir(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	prod, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DefaultProduceTopic("orders"), kgo.AllowAutoTopicCreation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "o%d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prod.Close()
+	consumer := func(addr string) *kgo.Client {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumerGroup("billing"), kgo.ConsumeTopics("orders"),
+			kgo.DisableAutoCommit(), kgo.FetchMaxWait(100*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cl
+	}
+	cl := consumer(p.addr)
+	var seen int
+	for seen < 6 {
+		fs := cl.PollRecords(ctx, 6-seen)
+		if ctx.Err() != nil {
+			t.Fatal("records not consumed before the deadline")
+		}
+		seen += fs.NumRecords()
+		if err := cl.CommitRecords(ctx, fs.Records()...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.kill(t)
+	cl.Close()
+
+	p2 := startDataDir(t, dir)
+	cl2 := consumer(p2.addr)
+	defer cl2.Close()
+	var first *kgo.Record
+	for first == nil {
+		fs := cl2.PollRecords(ctx, 1)
+		if ctx.Err() != nil {
+			t.Fatal("nothing consumed after the restart before the deadline")
+		}
+		if recs := fs.Records(); len(recs) > 0 {
+			first = recs[0]
+		}
+	}
+	if first.Offset != int64(seen) {
+		t.Fatalf("after the restart the group resumed at offset %d, want %d (the commit before SIGKILL)", first.Offset, seen)
+	}
+}
