@@ -42,7 +42,10 @@ type batchMeta struct {
 
 // Partition is one partition's log: the record batches producers sent, with
 // their base offsets rewritten, plus the producer state that idempotence
-// needs. It is safe for concurrent use; its mutex is never held across I/O.
+// needs. It is safe for concurrent use; its mutex is never held across I/O,
+// except that a partition with a sink writes each batch it appends to its
+// data directory under it, so the file's order is the offset order
+// (docs/durability.md: ack-after-write).
 type Partition struct {
 	Topic string
 	Index int32
