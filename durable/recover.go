@@ -239,17 +239,19 @@ func (d *Dir) recoverSegment(name string, base int64, last bool, p *storage.Part
 		return 0, err
 	}
 	first := true
-	valid, err := scanSegment(f, fi.Size(), name, last, func(batch []byte, pos int64) error {
+	valid, err := scanSegment(f, fi.Size(), name, last, blockBytes, func(batch []byte, pos int64) error {
 		h, _ := storage.ParseBatch(batch) // scanSegment validated it
 		if first && h.BaseOffset != base {
 			return fmt.Errorf("%w: %s starts at offset %d, its name says %d", ErrCorrupt, name, h.BaseOffset, base)
 		}
 		first = false
-		if err := p.Restore(batch); err != nil {
-			return fmt.Errorf("%w: %s at byte %d: %v", ErrCorrupt, name, pos, err)
-		}
 		rep.Batches++
 		rep.Bytes += int64(len(batch))
+		return nil
+	}, func(block []byte) error {
+		if err := p.RestoreRun(block); err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrCorrupt, name, err)
+		}
 		return nil
 	})
 	if err != nil {

@@ -1,7 +1,6 @@
 package durable
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -43,26 +42,33 @@ func segmentBases(names []string) []int64 {
 	return bases
 }
 
-// scanSegment reads the batches of one segment of size bytes, calling fn
-// with each valid batch (its bytes are valid only during the call) and its
-// position. It returns where the valid batches end. An invalid batch that
-// is a torn tail — cut short by the end of the file, failing its CRC as
-// the file's last batch, or followed by nothing but zeros — ends the scan
-// with valid < size and no error, if last says this is the partition's
-// last segment. Anything else invalid is ErrCorrupt naming the position
-// (torn-tail, no-silent-loss). An error from fn is returned as it is.
-func scanSegment(r io.ReaderAt, size int64, name string, last bool, fn func(batch []byte, pos int64) error) (valid int64, err error) {
-	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), int(min(size+1, 1<<20)))
-	var buf []byte
-	pos := int64(0)
+// blockBytes is how much of a segment recovery reads at a time: the
+// largest chunk storage makes, so that restored partitions are held in
+// chunks as large as those of a live one.
+const blockBytes = 4 << 20
+
+// scanSegment reads the batches of one segment of size bytes, in blocks
+// of up to block bytes (larger for a larger batch; recovery reads
+// blockBytes). It calls fn with each
+// valid batch and its position, then run with the block's whole batches
+// back to back (the batches fn saw are sub-slices of it); run owns the
+// block from then on. It returns where the valid batches end. An invalid
+// batch that is a torn tail — cut short by the end of the file, failing
+// its CRC as the file's last batch, or followed by nothing but zeros — ends
+// the scan with valid < size and no error, if last says this is the
+// partition's last segment. Anything else invalid is ErrCorrupt naming the
+// position (torn-tail, no-silent-loss). An error from fn or run is
+// returned as it is.
+func scanSegment(r io.ReaderAt, size int64, name string, last bool, block int, fn func(batch []byte, pos int64) error, run func(block []byte) error) (valid int64, err error) {
+	pos := int64(0) // file position of the first byte not yet in a run
 	torn := func(why string) (int64, error) {
 		if !last {
 			return pos, fmt.Errorf("%w: %s at byte %d: %s, and later segments follow", ErrCorrupt, name, pos, why)
 		}
 		return pos, nil
 	}
-	// invalid: the bytes from pos are not a batch; they are a torn tail
-	// if everything from rest on is zero.
+	// invalid: the bytes at pos are not a batch; they are a torn tail if
+	// everything from rest on is zero.
 	invalid := func(rest int64, why string) (int64, error) {
 		zero, err := zeroFrom(r, rest, size)
 		if err != nil {
@@ -73,36 +79,64 @@ func scanSegment(r io.ReaderAt, size int64, name string, last bool, fn func(batc
 		}
 		return pos, fmt.Errorf("%w: %s at byte %d: %s, with data after it", ErrCorrupt, name, pos, why)
 	}
+	var carry []byte // bytes of an incomplete batch left from the last block
+	need := int64(0) // the length of that batch, when its prefix was read
 	for pos < size {
-		rest := size - pos
-		if rest < batchPrefixBytes {
+		want := min(max(int64(block), need, int64(len(carry))+1), size-pos)
+		blk := make([]byte, want)
+		n := copy(blk, carry)
+		if m, err := r.ReadAt(blk[n:], pos+int64(n)); err != nil && !(err == io.EOF && n+m == len(blk)) {
+			return pos, fmt.Errorf("%s: %w", name, err)
+		}
+		off := 0
+		need = 0
+		// stop, once set, ends the scan at the batch at off after the
+		// whole batches before it are handed to run.
+		var stop func() (int64, error)
+		for off < len(blk) && stop == nil {
+			rest := blk[off:]
+			if len(rest) < batchPrefixBytes {
+				break
+			}
+			length := int64(int32(binary.BigEndian.Uint32(rest[8:]))) + batchPrefixBytes
+			at := pos + int64(off)
+			switch {
+			case length < batchMinBytes:
+				stop = func() (int64, error) { return invalid(at, fmt.Sprintf("batch length %d", length)) }
+				continue
+			case at+length > size:
+				stop = func() (int64, error) { return torn(fmt.Sprintf("batch of %d bytes cut short at %d", length, size-at)) }
+				continue
+			case int64(len(rest)) < length:
+				need = length
+			}
+			if need > 0 {
+				break
+			}
+			batch := rest[:length:length]
+			if _, err := storage.ParseBatch(batch); err != nil {
+				stop = func() (int64, error) { return invalid(at+length, err.Error()) }
+				continue
+			}
+			if err := fn(batch, at); err != nil {
+				return at, err
+			}
+			off += int(length)
+		}
+		carry = append([]byte(nil), blk[off:]...)
+		if off > 0 {
+			if err := run(blk[:off]); err != nil {
+				return pos, err
+			}
+		}
+		pos += int64(off)
+		if stop != nil {
+			return stop()
+		}
+		if pos+int64(len(carry)) >= size && len(carry) > 0 && need == 0 {
+			// What is left is shorter than a batch's length prefix.
 			return torn("batch header cut short")
 		}
-		prefix, err := br.Peek(batchPrefixBytes)
-		if err != nil {
-			return pos, fmt.Errorf("%s: %w", name, err)
-		}
-		length := int64(int32(binary.BigEndian.Uint32(prefix[8:]))) + batchPrefixBytes
-		if length < batchMinBytes {
-			return invalid(pos, fmt.Sprintf("batch length %d", length))
-		}
-		if length > rest {
-			return torn(fmt.Sprintf("batch of %d bytes cut short at %d", length, rest))
-		}
-		if int64(cap(buf)) < length {
-			buf = make([]byte, length)
-		}
-		buf = buf[:length]
-		if _, err := io.ReadFull(br, buf); err != nil {
-			return pos, fmt.Errorf("%s: %w", name, err)
-		}
-		if _, err := storage.ParseBatch(buf); err != nil {
-			return invalid(pos+length, err.Error())
-		}
-		if err := fn(buf, pos); err != nil {
-			return pos, err
-		}
-		pos += length
 	}
 	return pos, nil
 }

@@ -14,35 +14,80 @@ import "fmt"
 // start where the log ends. Restore is for start-up, before the partition
 // is served, and writes nothing to the partition's sink.
 func (p *Partition) Restore(stored []byte) error {
-	h := readBatchHeader(stored)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if h.BaseOffset < p.nextOffset || (len(p.batches) > 0 && h.BaseOffset != p.nextOffset) {
-		return fmt.Errorf("%w: %s-%d: batch at offset %d, the log ends at %d", ErrCorruptMessage, p.Topic, p.Index, h.BaseOffset, p.nextOffset)
-	}
-	commit := false
-	if h.Control() {
-		var err error
-		if commit, err = markerIsCommit(stored); err != nil {
-			return fmt.Errorf("%s-%d: offset %d: %w", p.Topic, p.Index, h.BaseOffset, err)
-		}
+	h, commit, err := p.checkRestoredLocked(stored)
+	if err != nil {
+		return err
 	}
 	buf := p.reserveLocked(len(stored))
 	copy(buf, stored)
+	p.applyRestoredLocked(buf, &h, commit)
+	return nil
+}
+
+// RestoreRun is Restore for batches that lie back to back in run, which
+// the partition takes as its newest chunk instead of copying it: run, and
+// its backing array up to its capacity, belong to the partition afterwards
+// and the caller must not touch them. Recovery reads segment files in
+// blocks and hands each over whole, so restored records are copied once,
+// from the file.
+func (p *Partition) RestoreRun(run []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	c := &chunk{buf: run[:0]}
+	p.tail = c
+	for pos := 0; pos < len(run); {
+		if len(run)-pos < batchHeaderBytes {
+			return fmt.Errorf("%w: %s-%d: %d bytes after the last whole batch", ErrCorruptMessage, p.Topic, p.Index, len(run)-pos)
+		}
+		n := int(readBatchHeader(run[pos:]).Length)
+		if n < batchHeaderBytes || n > len(run)-pos {
+			return fmt.Errorf("%w: %s-%d: a batch of %d bytes in %d", ErrCorruptMessage, p.Topic, p.Index, n, len(run)-pos)
+		}
+		stored := run[pos : pos+n : pos+n]
+		h, commit, err := p.checkRestoredLocked(stored)
+		if err != nil {
+			return err
+		}
+		c.buf = c.buf[:pos+n]
+		p.applyRestoredLocked(stored, &h, commit)
+		pos += n
+	}
+	return nil
+}
+
+// checkRestoredLocked reads a restored batch's header and, for a marker,
+// whether it commits; the batch must start where the log ends.
+func (p *Partition) checkRestoredLocked(stored []byte) (h BatchHeader, commit bool, err error) {
+	h = readBatchHeader(stored)
+	if h.BaseOffset < p.nextOffset || (len(p.batches) > 0 && h.BaseOffset != p.nextOffset) {
+		return h, false, fmt.Errorf("%w: %s-%d: batch at offset %d, the log ends at %d", ErrCorruptMessage, p.Topic, p.Index, h.BaseOffset, p.nextOffset)
+	}
+	if h.Control() {
+		if commit, err = markerIsCommit(stored); err != nil {
+			return h, false, fmt.Errorf("%s-%d: offset %d: %w", p.Topic, p.Index, h.BaseOffset, err)
+		}
+	}
+	return h, commit, nil
+}
+
+// applyRestoredLocked indexes a restored batch that already lies at the
+// end of the tail chunk and redoes what appending it did.
+func (p *Partition) applyRestoredLocked(stored []byte, h *BatchHeader, commit bool) {
 	p.nextOffset = h.BaseOffset
-	p.publishLocked(buf, &h, h.BaseOffset, h.MaxTimestamp)
+	p.publishLocked(stored, h, h.BaseOffset, h.MaxTimestamp)
 	switch {
 	case h.Control():
 		p.endTxnLocked(h.ProducerID, h.ProducerEpoch, commit, h.BaseOffset)
 	case h.ProducerID >= 0:
-		p.openTxnLocked(&h, h.BaseOffset)
+		p.openTxnLocked(h, h.BaseOffset)
 		appendTimeMs := int64(-1)
 		if h.Attributes&attrLogAppendTime != 0 {
 			appendTimeMs = h.MaxTimestamp
 		}
-		p.recordSequenceLocked(&h, h.BaseOffset, appendTimeMs)
+		p.recordSequenceLocked(h, h.BaseOffset, appendTimeMs)
 	}
-	return nil
 }
 
 // RestoreLogStart sets the log start offset read back from a data

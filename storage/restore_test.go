@@ -99,3 +99,34 @@ func TestSinkRefusal(t *testing.T) {
 		t.Fatalf("batches %v, want [0 1]", got)
 	}
 }
+
+// RestoreRun adopts a block of batches as a chunk: reads return the same
+// bytes, and appends after it go on at the next offset without touching
+// the restored ones.
+func TestRestoreRun(t *testing.T) {
+	p := newPartition("t", 0)
+	mustAppend(t, p, batchtest.Plain(2).Build())
+	mustAppend(t, p, batchtest.Idempotent(4, 0, 0, 3).Build())
+	res, _ := p.Read(0, math.MaxInt32, true)
+	want := append([]byte(nil), res.Records.Join()...)
+
+	block := make([]byte, len(want), len(want)+4096) // spare capacity, as a read block has
+	copy(block, want)
+	r := newPartition("t", 0)
+	if err := r.RestoreRun(block); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Offsets(); got != p.Offsets() {
+		t.Fatalf("offsets %+v, want %+v", got, p.Offsets())
+	}
+	if got := mustAppend(t, r, batchtest.Plain(1).Build()); got != 5 {
+		t.Fatalf("append after RestoreRun at %d, want 5", got)
+	}
+	res, _ = r.Read(0, math.MaxInt32, true)
+	if got := res.Records.Join(); !slices.Equal(got[:len(want)], want) {
+		t.Fatal("the restored batches changed")
+	}
+	if err := r.RestoreRun(want[:len(want)-1]); !errors.Is(err, ErrCorruptMessage) {
+		t.Fatalf("a run cut short: %v, want ErrCorruptMessage", err)
+	}
+}
