@@ -96,7 +96,7 @@ func (s *sink) Append(stored []byte, base int64, records int32) error {
 // segment before it stays open only until this returns.
 func (s *sink) rollLocked(base int64) error {
 	if s.f != nil {
-		if s.unflushed > 0 && s.policy.FlushMessages < 1<<63-1 {
+		if s.unflushed > 0 && s.policy.flushes() {
 			if err := s.syncLocked(); err != nil {
 				return err
 			}
@@ -186,7 +186,7 @@ func (s *sink) close() error {
 	defer s.mu.Unlock()
 	var err error
 	if s.f != nil {
-		if s.unflushed > 0 && (s.policy.FlushMessages < 1<<63-1 || s.policy.FlushMs < 1<<63-1) {
+		if s.unflushed > 0 && s.policy.flushes() {
 			err = s.f.Sync()
 		}
 		err = errors.Join(err, s.f.Close())
@@ -197,3 +197,7 @@ func (s *sink) close() error {
 	}
 	return err
 }
+
+// flushes reports whether the policy asks for fsync at all; the defaults
+// (Long.MAX) never do.
+func (p Policy) flushes() bool { return p.FlushMessages < 1<<63-1 || p.FlushMs < 1<<63-1 }
