@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -390,5 +391,120 @@ func TestDataDirCommittedOffsetsSurviveSIGKILL(t *testing.T) {
 	}
 	if first.Offset != int64(seen) {
 		t.Fatalf("after the restart the group resumed at offset %d, want %d (the commit before SIGKILL)", first.Offset, seen)
+	}
+}
+
+// A crash soak, the produce and commit part of issue 14's: ten times,
+// produce and consume-and-commit until a random number of records are
+// acknowledged, SIGKILL the broker, start it again on the same directory.
+// After every restart every record acknowledged so far is at its offset,
+// and the group's committed offset is not below the last commit the
+// broker acknowledged.
+func TestDataDirCrashSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash soak: not in -short")
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(14, uint64(time.Now().UnixNano())))
+	acked := make(map[int64]string)
+	committed := int64(-1) // the highest commit the broker acknowledged; mu guards it in a round
+	var closing sync.WaitGroup
+	next := 0
+	for round := range 10 {
+		p := startDataDir(t, dir)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		if round > 0 {
+			checkSoak(t, ctx, p.addr, acked, committed)
+		}
+		target := 50 + rng.IntN(400)
+		prod, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.DefaultProduceTopic("soak"), kgo.AllowAutoTopicCreation(), kgo.RecordRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		roundAcked := 0
+		enough := make(chan struct{})
+		pctx, stopProducing := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for ; pctx.Err() == nil; next++ {
+				value := fmt.Sprintf("soak-%07d", next)
+				prod.Produce(pctx, &kgo.Record{Value: []byte(value)}, func(r *kgo.Record, err error) {
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					defer mu.Unlock()
+					acked[r.Offset] = value
+					if roundAcked++; roundAcked == target {
+						close(enough)
+					}
+				})
+			}
+		}()
+		cons, err := kgo.NewClient(kgo.SeedBrokers(p.addr), kgo.ConsumerGroup("soak-group"), kgo.ConsumeTopics("soak"),
+			kgo.DisableAutoCommit(), kgo.FetchMaxWait(50*time.Millisecond))
+		if err != nil {
+			t.Fatal(err)
+		}
+		consumed := make(chan struct{})
+		go func() {
+			defer close(consumed)
+			for pctx.Err() == nil {
+				recs := cons.PollRecords(pctx, 100).Records()
+				if len(recs) == 0 {
+					continue
+				}
+				if err := cons.CommitRecords(pctx, recs...); err == nil {
+					mu.Lock()
+					committed = max(committed, recs[len(recs)-1].Offset+1)
+					mu.Unlock()
+				}
+			}
+		}()
+		select {
+		case <-enough:
+		case <-ctx.Done():
+			t.Fatalf("round %d: %d records not acknowledged in time", round, target)
+		}
+		p.kill(t) // mid-work: producing and committing go on until it
+		stopProducing()
+		<-done
+		<-consumed
+		prod.Close()
+		// A group member's close retries LeaveGroup against the killed
+		// broker for a second or two; let it, beside the next rounds.
+		closing.Add(1)
+		go func() { defer closing.Done(); cons.Close() }()
+		cancel()
+	}
+	closing.Wait()
+	p := startDataDir(t, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	checkSoak(t, ctx, p.addr, acked, committed)
+	t.Logf("%d records acknowledged over 10 kills; the group committed up to %d", len(acked), committed)
+}
+
+// checkSoak checks a restarted broker against what it acknowledged.
+func checkSoak(t *testing.T, ctx context.Context, addr string, acked map[int64]string, committed int64) {
+	t.Helper()
+	_, hw := rawLog(t, addr, "soak")
+	got := consumeAll(t, addr, "soak", hw)
+	for off, v := range acked {
+		if got[off] != v {
+			t.Fatalf("offset %d: %q after restart, %q was acknowledged", off, got[off], v)
+		}
+	}
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.SetVersion(7)
+	req.Group = "soak-group"
+	rt := kmsg.NewOffsetFetchRequestTopic()
+	rt.Topic, rt.Partitions = "soak", []int32{0}
+	req.Topics = append(req.Topics, rt)
+	resp := rawconn.Dial(t, addr).Request(req).(*kmsg.OffsetFetchResponse)
+	if off := resp.Topics[0].Partitions[0].Offset; off < committed {
+		t.Fatalf("committed offset %d after restart, but a commit of %d was acknowledged", off, committed)
 	}
 }
