@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
 )
 
@@ -506,5 +507,51 @@ func checkSoak(t *testing.T, ctx context.Context, addr string, acked map[int64]s
 	resp := rawconn.Dial(t, addr).Request(req).(*kmsg.OffsetFetchResponse)
 	if off := resp.Topics[0].Partitions[0].Offset; off < committed {
 		t.Fatalf("committed offset %d after restart, but a commit of %d was acknowledged", off, committed)
+	}
+}
+
+// producer-state-from-log, producer-ids-reserved: a batch an idempotent
+// producer retries after a SIGKILL and restart is recognised as the
+// duplicate it is, and no new producer gets the old producer's ID.
+func TestDataDirIdempotentRetryAfterSIGKILL(t *testing.T) {
+	dir := t.TempDir()
+	p := startDataDir(t, dir)
+	c := rawconn.Dial(t, p.addr)
+	meta := &kmsg.MetadataRequest{Version: 12, AllowAutoTopicCreation: true, Topics: []kmsg.MetadataRequestTopic{{Topic: kmsg.StringPtr("idem")}}}
+	c.Request(meta)
+	initPID := func(c *rawconn.Conn) int64 {
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.SetVersion(4)
+		req.ProducerID, req.ProducerEpoch = -1, -1
+		return c.Request(req).(*kmsg.InitProducerIDResponse).ProducerID
+	}
+	produce := func(c *rawconn.Conn, batch []byte) (int16, int64) {
+		req := kmsg.NewPtrProduceRequest()
+		req.SetVersion(9)
+		req.Acks, req.TimeoutMillis = -1, 5000
+		req.Topics = []kmsg.ProduceRequestTopic{{Topic: "idem", Partitions: []kmsg.ProduceRequestTopicPartition{{Partition: 0, Records: batch}}}}
+		rp := c.Request(req).(*kmsg.ProduceResponse).Topics[0].Partitions[0]
+		return rp.ErrorCode, rp.BaseOffset
+	}
+	pid := initPID(c)
+	first := batchtest.Idempotent(pid, 0, 0, 3).Build()
+	if code, off := produce(c, first); code != 0 || off != 0 {
+		t.Fatalf("first produce: code %d offset %d", code, off)
+	}
+	p.kill(t)
+
+	p2 := startDataDir(t, dir)
+	c2 := rawconn.Dial(t, p2.addr)
+	if code, off := produce(c2, first); code != 0 || off != 0 {
+		t.Fatalf("retry after SIGKILL: code %d offset %d, want the duplicate's offset 0", code, off)
+	}
+	if code, off := produce(c2, batchtest.Idempotent(pid, 0, 3, 1).Build()); code != 0 || off != 3 {
+		t.Fatalf("next batch after SIGKILL: code %d offset %d, want 3", code, off)
+	}
+	if pid2 := initPID(c2); pid2 <= pid {
+		t.Fatalf("producer ID %d after restart, %d was handed out before", pid2, pid)
+	}
+	if _, hw := rawLog(t, p2.addr, "idem"); hw != 4 {
+		t.Fatalf("high watermark %d, want 4: the retry must not be stored twice", hw)
 	}
 }
