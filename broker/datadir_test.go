@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/internal/testbroker"
 )
 
@@ -222,5 +223,38 @@ func TestDataDirGroups(t *testing.T) {
 	got := c2.request(describe).(*kmsg.DescribeConfigsResponse).Resources[0]
 	if len(got.Configs) != 1 || got.Configs[0].Value == nil || *got.Configs[0].Value != "50000" {
 		t.Errorf("group config after restart: %+v, want consumer.session.timeout.ms=50000", got.Configs)
+	}
+}
+
+// abort-open-at-recovery: a committed transaction stays visible under
+// read_committed after a restart; one left open is aborted at recovery, so
+// the last stable offset reaches the high watermark and its records are
+// listed as aborted.
+func TestDataDirTransactionsAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	b1 := testbroker.Start(t, broker.Config{DataDir: dir})
+	c := dialRaw(t, b1.Addr().String())
+	c.createTopics("tx")
+	pid, epoch, ec := c.initTxn("done", 60_000)
+	code(t, "init", ec, nil)
+	code(t, "add", c.addPartition("done", pid, epoch, "tx", 0), nil)
+	code(t, "produce", c.produce("tx", 0, batchtest.Transactional(pid, epoch, 0, 2).Build()).ErrorCode, nil) // 0-1
+	code(t, "commit", c.endTxn("done", pid, epoch, true), nil)                                               // marker 2
+	open, oepoch, ec := c.initTxn("open", 60_000)
+	code(t, "init open", ec, nil)
+	code(t, "add open", c.addPartition("open", open, oepoch, "tx", 0), nil)
+	code(t, "produce open", c.produce("tx", 0, batchtest.Transactional(open, oepoch, 0, 1).Build()).ErrorCode, nil) // 3
+	if err := testbroker.Close(b1); err != nil {
+		t.Fatal(err)
+	}
+
+	b2 := testbroker.Start(t, broker.Config{DataDir: dir})
+	c2 := dialRaw(t, b2.Addr().String())
+	p := c2.request(withIsolation(fetchReq("tx", 0, 0), 1)).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	if p.HighWatermark != 5 || p.LastStableOffset != 5 {
+		t.Fatalf("after restart: HW %d LSO %d, want 5 and 5 (an ABORT marker at 4)", p.HighWatermark, p.LastStableOffset)
+	}
+	if len(p.AbortedTransactions) != 1 || p.AbortedTransactions[0].ProducerID != open || p.AbortedTransactions[0].FirstOffset != 3 {
+		t.Fatalf("aborted transactions %+v, want producer %d from offset 3", p.AbortedTransactions, open)
 	}
 }
