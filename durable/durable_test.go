@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/storage"
@@ -392,4 +393,44 @@ func countSegments(t *testing.T, dir string) int {
 		names = append(names, e.Name())
 	}
 	return len(segmentBases(names))
+}
+
+// unflushed returns how many records the sink of partition 0 of topic id
+// appended since its last fsync.
+func unflushed(t *testing.T, d *Dir, id storage.TopicID) int64 {
+	t.Helper()
+	d.mu.Lock()
+	s := d.topics[id].sinks[0]
+	d.mu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unflushed
+}
+
+// flush-as-kafka: flush.ms fsyncs on the first append once that long has
+// passed since the last fsync, on the given clock; a huge flush.ms never
+// does.
+func TestFlushMs(t *testing.T) {
+	for _, tc := range []struct {
+		flushMs int64
+		synced  bool
+	}{{1000, true}, {1 << 62, false}} {
+		now := time.Unix(1_700_000_000, 0)
+		d, store, _ := open(t, t.TempDir(), Options{
+			Policy: func(map[string]string) Policy {
+				return Policy{SegmentBytes: 1 << 30, FlushMessages: 1<<63 - 1, FlushMs: tc.flushMs}
+			},
+			Now: func() time.Time { return now },
+		})
+		tp, _ := store.CreateTopic("t", 1, nil)
+		appendPlain(t, tp.Partition(0), 1)
+		if got := unflushed(t, d, tp.ID); got != 2 {
+			t.Fatalf("flush.ms %d: %d records unflushed right after the first append, want 2", tc.flushMs, got)
+		}
+		now = now.Add(2 * time.Second)
+		appendPlain(t, tp.Partition(0), 1)
+		if got := unflushed(t, d, tp.ID); (got == 0) != tc.synced {
+			t.Errorf("flush.ms %d: %d records unflushed 2 s later; synced %v, want %v", tc.flushMs, got, got == 0, tc.synced)
+		}
+	}
 }

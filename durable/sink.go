@@ -85,8 +85,10 @@ func (s *sink) Append(stored []byte, base int64, records int32) error {
 	seg.size += n
 	s.next = base + int64(records)
 	s.unflushed += int64(records)
+	// flush.ms is compared in milliseconds: as a Duration a large value
+	// would overflow.
 	if s.unflushed >= s.policy.FlushMessages ||
-		(s.policy.FlushMs < 1<<63-1 && s.d.opts.Now().Sub(s.lastSync) >= time.Duration(s.policy.FlushMs)*time.Millisecond) {
+		(s.policy.FlushMs < 1<<63-1 && s.d.opts.Now().Sub(s.lastSync).Milliseconds() >= s.policy.FlushMs) {
 		return s.syncLocked()
 	}
 	return nil
