@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/sharebroker/sharebroker/storage"
 )
 
 // sink writes one partition's batches to its segment files
@@ -16,7 +18,7 @@ import (
 // records the move in the metadata log).
 type sink struct {
 	d     *Dir
-	id    topicKey
+	id    storage.TopicID
 	index int32
 	dir   string
 
@@ -30,7 +32,7 @@ type sink struct {
 	policy    Policy
 	unflushed int64     // records appended since the last fsync
 	lastSync  time.Time // when the last fsync ran (or the sink opened)
-	// synced: the directory entry of f was fsynced.
+	// dirSynced: the directory entry of f was fsynced.
 	dirSynced bool
 	// failed is the first write error; every later write returns it, so
 	// the files stay a prefix of the log.
@@ -41,8 +43,6 @@ type segment struct {
 	base int64
 	size int64
 }
-
-type topicKey = [16]byte
 
 var errClosed = errors.New("data directory closed or topic deleted")
 
@@ -111,12 +111,11 @@ func (s *sink) rollLocked(base int64) error {
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return err
 	}
+	// A new segment's base is past every batch in the files, so no file
+	// has its name; O_EXCL turns a bug that broke that into a refused
+	// write rather than lost data.
 	name := filepath.Join(s.dir, segmentName(base))
-	if n := len(s.segs); n > 0 && s.segs[n-1].base == base {
-		// The last segment is empty or was deleted whole: reuse its name.
-		s.segs = s.segs[:n-1]
-	}
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_APPEND|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
