@@ -8,6 +8,15 @@
 # Flags come from SHAREBROKER_<FLAG> variables (or arguments after the image
 # name); Kafka properties from SHAREBROKER_CONFIG_<PROPERTY>, dots as
 # underscores: SHAREBROKER_CONFIG_NUM_PARTITIONS=3.
+#
+# Data survives a recreated container with a volume named by
+# SHAREBROKER_DATA_DIR (--data-dir; docs/durability.md), writable by the
+# image's user 65532:
+#
+#   docker run -v sharebroker-data:/data -e SHAREBROKER_DATA_DIR=/data ...
+#
+# Without it everything is kept in memory. The image declares no VOLUME, so
+# an in-memory broker creates no anonymous volume.
 FROM scratch
 COPY bin/sharebroker /sharebroker
 USER 65532:65532

@@ -53,20 +53,24 @@ func (t *produceTotals) report(b *testing.B) {
 func BenchmarkProduce(b *testing.B) {
 	for _, p := range peers {
 		b.Run(p.name, func(b *testing.B) {
-			benchProduceOps(b, p, func(ctx context.Context, cl *kgo.Client) error {
-				var errs errBox
-				promise := func(_ *kgo.Record, err error) { errs.set(err) }
-				for i := 0; i < produceRecords; i++ {
-					r := &kgo.Record{Topic: benchTopic, Partition: int32(i % benchPartitions), Value: benchValue}
-					cl.Produce(ctx, r, promise)
-				}
-				if err := cl.Flush(ctx); err != nil {
-					return err
-				}
-				return errs.get()
-			}, produceRecords)
+			benchProduceOps(b, p, produceAsync, produceRecords)
 		})
 	}
+}
+
+// produceAsync is BenchmarkProduce's workload: produceRecords records
+// round robin, then Flush.
+func produceAsync(ctx context.Context, cl *kgo.Client) error {
+	var errs errBox
+	promise := func(_ *kgo.Record, err error) { errs.set(err) }
+	for i := 0; i < produceRecords; i++ {
+		r := &kgo.Record{Topic: benchTopic, Partition: int32(i % benchPartitions), Value: benchValue}
+		cl.Produce(ctx, r, promise)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		return err
+	}
+	return errs.get()
 }
 
 // BenchmarkProduceSync is the pattern of a test that produces and waits:

@@ -45,7 +45,7 @@ func handleInitProducerID(b *Broker, r *request) (kmsg.Response, error) {
 		resp.ErrorCode = txnCode(err, req.Version, 4)
 		return resp, nil
 	}
-	resp.ProducerID = b.producerIDs.Add(1) - 1
+	resp.ProducerID = b.newProducerID()
 	resp.ProducerEpoch = 0
 	return resp, nil
 }

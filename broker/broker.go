@@ -36,8 +36,11 @@ type Broker struct {
 	clock locktimer.Clock
 	store *storage.Store
 
-	// producerIDs hands out idempotent and transactional producer IDs.
+	// producerIDs hands out idempotent and transactional producer IDs
+	// (newProducerID).
 	producerIDs atomic.Int64
+	// durable is the data directory; its dir is nil without one.
+	durable durableState
 	// txns is the transaction coordinator (txn_markers.go).
 	txns *txn.Coordinator
 	// txnProduceHook, nil outside tests, runs in Produce between the
@@ -200,8 +203,21 @@ func New(cfg Config) (*Broker, error) {
 }
 
 // Start binds every listener of every node and starts serving in the
-// background. If one cannot bind, none serves.
+// background. If one cannot bind, none serves. With a data directory it
+// first starts the HTTP server (so /readyz answers 503 meanwhile) and
+// recovers the directory (ready-after-recovery).
 func (b *Broker) Start() error {
+	httpFirst := b.cfg.DataDir != "" && b.cfg.HTTP != ""
+	if httpFirst {
+		if err := b.startHTTP(); err != nil {
+			return err
+		}
+	}
+	if b.cfg.DataDir != "" {
+		if err := b.recoverData(); err != nil {
+			return err
+		}
+	}
 	var ls []*listener
 	fail := func(err error) error {
 		for _, l := range ls {
@@ -254,7 +270,7 @@ func (b *Broker) Start() error {
 		go b.acceptLoop(l, l.ln)
 	}
 	go b.retentionLoop()
-	if b.cfg.HTTP != "" {
+	if b.cfg.HTTP != "" && !httpFirst {
 		return b.startHTTP() // on failure the caller's Close stops the rest
 	}
 	return nil
@@ -394,6 +410,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.txns.Close()
 	b.consumerGroups.Close()
 	b.shares.Close()
+	b.closeData()
 	b.log.Info("stopped")
 	return nil
 }
@@ -426,7 +443,15 @@ func (b *Broker) applyRetention() {
 	for _, t := range b.store.Topics() {
 		tc := b.topicConfig(t)
 		for _, p := range t.Partitions() {
-			p.ApplyRetention(tc.retentionMs, tc.retentionBytes, nowMs)
+			b.retain(p, tc, nowMs)
 		}
+	}
+}
+
+// retain applies retention to one partition. Only a data directory that
+// cannot record the new log start fails it; the next check tries again.
+func (b *Broker) retain(p *storage.Partition, tc topicSettings, nowMs int64) {
+	if err := p.ApplyRetention(tc.retentionMs, tc.retentionBytes, nowMs); err != nil {
+		b.log.Warn("retention not applied", attrTopic, p.Topic, attrPartition, p.Index, "err", err)
 	}
 }

@@ -81,6 +81,10 @@ type Config struct {
 	// Registry receives the broker's metrics. Nil means a registry of the
 	// broker's own; never the global one.
 	Registry *prometheus.Registry
+	// DataDir, when set, keeps topics and records in that directory so
+	// they survive a restart (docs/durability.md); the Kafka property
+	// log.dirs does the same. Empty keeps everything in memory.
+	DataDir string
 
 	// newMemberID, nil outside tests, makes the member IDs of classic and
 	// KIP-848 groups instead of random UUIDs, so that a fuzz input can name
@@ -155,6 +159,9 @@ func (c Config) resolve() (*resolved, error) {
 		return nil, err
 	}
 	r.props = props
+	if err := r.resolveDataDir(); err != nil {
+		return nil, err
+	}
 	if r.share, err = shareConfig(props); err != nil {
 		return nil, err
 	}

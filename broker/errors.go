@@ -56,6 +56,8 @@ func codeFor(err error) int16 {
 		return kerr.PolicyViolation.Code
 	case errors.Is(err, storage.ErrTopicDeletionDisabled):
 		return kerr.TopicDeletionDisabled.Code
+	case errors.Is(err, storage.ErrStorage):
+		return kerr.KafkaStorageError.Code
 	case errors.Is(err, errInvalidConfig):
 		return kerr.InvalidConfig.Code
 	case errors.Is(err, sharepartition.ErrInvalidRecordState):

@@ -28,6 +28,7 @@ func TestCodeFor(t *testing.T) {
 		{storage.ErrInvalidPartitions, kerr.InvalidPartitions},
 		{storage.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
 		{storage.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
+		{storage.ErrStorage, kerr.KafkaStorageError},
 		{errInvalidConfig, kerr.InvalidConfig},
 		{errInvalidRequest, kerr.InvalidRequest},
 		{errInvalidReplicationFactor, kerr.InvalidReplicationFactor},

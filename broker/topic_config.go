@@ -139,6 +139,6 @@ func (b *Broker) applyTopicRetention(t *storage.Topic) {
 	tc := b.topicConfig(t)
 	nowMs := b.clock.Now().UnixMilli()
 	for _, p := range t.Partitions() {
-		p.ApplyRetention(tc.retentionMs, tc.retentionBytes, nowMs)
+		b.retain(p, tc, nowMs)
 	}
 }

@@ -20,7 +20,7 @@ func (b *Broker) newTxnCoordinator() *txn.Coordinator {
 		MaxTimeout:      ms("transaction.max.timeout.ms"),
 		CleanupInterval: ms("transaction.abort.timed.out.transaction.cleanup.interval.ms"),
 		IDExpiration:    ms("transactional.id.expiration.ms"),
-		NewProducerID:   func() int64 { return b.producerIDs.Add(1) - 1 },
+		NewProducerID:   b.newProducerID,
 		Complete:        b.completeTxn,
 	})
 }

@@ -52,6 +52,9 @@ type ClassicGroups struct {
 	timers   *locktimer.Service
 	// consumer hands empty groups over (migration.go); set by Link.
 	consumer *ConsumerGroups
+	// journal, nil without a data directory, is told every change of
+	// committed offsets (journal.go); set before serving.
+	journal OffsetJournal
 
 	mu        sync.Mutex // guards the fields below
 	groups    map[string]*classicGroup

@@ -98,6 +98,7 @@ func (s *ClassicGroups) Commit(in CommitInput) ([][]error, error) {
 			return err
 		}
 		errs = g.offsets.storeLocked(in.Topics, s.resolve, s.cfg.OffsetMetadataMaxBytes, s.clock.Now())
+		s.journalLocked(g)
 		return nil
 	})
 	if errors.Is(err, ErrGroupIDNotFound) && in.Generation >= 0 && !in.UnknownGroupIsNotFound {
@@ -209,6 +210,7 @@ func (s *ClassicGroups) DeleteOffsets(groupID string, topics []OffsetPartitions)
 		errs = g.offsets.deleteLocked(groupID, topics, s.resolve, func(topic string) bool {
 			return g.state != ClassicEmpty && (g.subscribed == nil || g.subscribed[topic])
 		})
+		s.journalLocked(g)
 		return nil
 	})
 	return errs, err
@@ -278,12 +280,16 @@ func (s *ClassicGroups) expireOffsets(now time.Time) {
 	for _, g := range groups {
 		g.mu.Lock()
 		if g.state == ClassicEmpty {
+			n := len(g.offsets.committed)
 			g.offsets.expireLocked(now, s.cfg.OffsetsRetention, func(c committedOffset) time.Time {
 				if g.protocolType != "" {
 					return g.stateSince
 				}
 				return c.commitTime
 			})
+			if len(g.offsets.committed) != n {
+				s.journalLocked(g)
+			}
 			if len(g.offsets.committed) == 0 && len(g.offsets.pending) == 0 && len(g.pending) == 0 {
 				drop = append(drop, g)
 			}
@@ -310,6 +316,7 @@ func (s *ClassicGroups) removeIfEmpty(g *classicGroup) {
 
 // removeLocked makes g Dead and forgets it; s.mu and g.mu are held.
 func (s *ClassicGroups) removeLocked(g *classicGroup) {
+	s.journalGoneLocked(g)
 	s.detachLocked(g)
 	s.registry.Release(g.id, TypeClassic)
 }

@@ -189,6 +189,9 @@ type ConfigStore struct {
 
 	mu        sync.Mutex                   // guards overrides
 	overrides map[string]map[string]string // group ID -> name -> value
+	// journal, nil without a data directory, is told every change
+	// (journal.go); set before the store is used.
+	journal ConfigJournal
 }
 
 // NewConfigStore returns an empty store whose defaults and bounds come from
@@ -257,10 +260,14 @@ func (s *ConfigStore) commitLocked(groupID string, next map[string]string, valid
 	if validateOnly {
 		return nil
 	}
+	_, had := s.overrides[groupID]
 	if len(next) == 0 {
 		delete(s.overrides, groupID)
 	} else {
 		s.overrides[groupID] = next
+	}
+	if s.journal != nil && (had || len(next) > 0) {
+		s.journal(groupID, next)
 	}
 	return nil
 }
@@ -361,6 +368,9 @@ func (s *ConfigStore) Share(groupID string) ShareGroupConfig {
 func (s *ConfigStore) Forget(groupID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if _, had := s.overrides[groupID]; had && s.journal != nil {
+		s.journal(groupID, nil)
+	}
 	delete(s.overrides, groupID)
 }
 

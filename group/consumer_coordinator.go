@@ -50,6 +50,9 @@ type ConsumerGroups struct {
 	timers   *locktimer.Service
 	// classic hands empty groups over (migration.go); set by Link.
 	classic *ClassicGroups
+	// journal, nil without a data directory, is told every change of
+	// committed offsets (journal.go); set before serving.
+	journal OffsetJournal
 
 	mu        sync.Mutex // guards the fields below
 	groups    map[string]*consumerGroup
@@ -544,6 +547,7 @@ func (s *ConsumerGroups) Delete(id string) error {
 	if n := len(g.members); n > 0 {
 		return fmt.Errorf("%w: group %s has %d members", ErrNonEmptyGroup, id, n)
 	}
+	s.journalGoneLocked(g)
 	s.detachLocked(g)
 	s.registry.Release(id, TypeConsumer)
 	return nil

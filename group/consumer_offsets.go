@@ -25,6 +25,7 @@ func (s *ConsumerGroups) Commit(in CommitInput, version int16) ([][]error, error
 			return err
 		}
 		errs = g.offsets.storeLocked(in.Topics, s.resolve, s.cfg.OffsetMetadataMaxBytes, s.clock.Now())
+		s.journalLocked(g)
 		return nil
 	})
 	return errs, err
@@ -98,6 +99,7 @@ func (s *ConsumerGroups) DeleteOffsets(groupID string, topics []OffsetPartitions
 			}
 			return false
 		})
+		s.journalLocked(g)
 		return nil
 	})
 	return errs, err
@@ -224,8 +226,13 @@ func (s *ConsumerGroups) expireOffsets(now time.Time) {
 	for id, g := range s.groups {
 		g.mu.Lock()
 		if len(g.members) == 0 {
+			n := len(g.offsets.committed)
 			g.offsets.expireLocked(now, s.cfg.OffsetsRetention, func(committedOffset) time.Time { return g.emptySince })
+			if len(g.offsets.committed) != n {
+				s.journalLocked(g)
+			}
 			if len(g.offsets.committed) == 0 && len(g.offsets.pending) == 0 {
+				s.journalGoneLocked(g)
 				g.deleted = true
 				delete(s.groups, id)
 				s.registry.Release(id, TypeConsumer)

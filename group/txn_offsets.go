@@ -56,6 +56,9 @@ func (s *ClassicGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 func (s *ClassicGroups) CompleteTxn(groupID string, producerID int64, commit bool) {
 	_ = s.withOffsetGroup(groupID, false, func(g *classicGroup) error {
 		g.offsets.completeTxnLocked(producerID, commit, s.clock.Now())
+		if commit {
+			s.journalLocked(g)
+		}
 		return nil
 	})
 }
@@ -93,6 +96,9 @@ func (s *ConsumerGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 func (s *ConsumerGroups) CompleteTxn(groupID string, producerID int64, commit bool) {
 	_ = s.withGroup(groupID, func(g *consumerGroup) error {
 		g.offsets.completeTxnLocked(producerID, commit, s.clock.Now())
+		if commit {
+			s.journalLocked(g)
+		}
 		return nil
 	})
 }

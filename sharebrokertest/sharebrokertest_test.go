@@ -195,3 +195,34 @@ func TestRealClockEndsFetchWait(t *testing.T) {
 		t.Fatalf("Advance(1h) moved the clock %v", got)
 	}
 }
+
+// A test broker on a data directory (log.dirs): what one produced, the
+// next one started on the directory serves.
+func TestDataDirAcrossBrokers(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	t.Run("first", func(t *testing.T) {
+		b := sharebrokertest.Start(t, sharebrokertest.WithProperty("log.dirs", dir))
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("kept"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("second", func(t *testing.T) {
+		b := sharebrokertest.Start(t, sharebrokertest.WithProperty("log.dirs", dir))
+		cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ConsumeTopics("kept"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		fs := cl.PollRecords(ctx, 1)
+		if recs := fs.Records(); len(recs) != 1 || string(recs[0].Value) != "v" || recs[0].Offset != 0 {
+			t.Fatalf("second broker served %v (%v), want the record the first stored", recs, fs.Err0())
+		}
+	})
+}

@@ -23,4 +23,7 @@ var (
 	// ErrInvalidTxnState: a transactional batch whose transaction ended in
 	// this partition after the coordinator checked it (TxnGuard).
 	ErrInvalidTxnState = errors.New("transactional batch outside an ongoing transaction")
+	// ErrStorage: the data directory refused a write (KAFKA_STORAGE_ERROR);
+	// nothing changed.
+	ErrStorage = errors.New("data directory write failed")
 )

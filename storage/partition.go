@@ -42,7 +42,10 @@ type batchMeta struct {
 
 // Partition is one partition's log: the record batches producers sent, with
 // their base offsets rewritten, plus the producer state that idempotence
-// needs. It is safe for concurrent use; its mutex is never held across I/O.
+// needs. It is safe for concurrent use; its mutex is never held across I/O,
+// except that a partition with a sink writes each batch it appends to its
+// data directory under it, so the file's order is the offset order
+// (docs/durability.md: ack-after-write).
 type Partition struct {
 	Topic string
 	Index int32
@@ -67,10 +70,23 @@ type Partition struct {
 	// empty for a partition only ever led at epoch 0 (epochs.go).
 	leaderEpoch int32
 	epochs      []EpochStart
+	// sink writes the log to a data directory; nil keeps it in memory
+	// only (journal.go).
+	sink Sink
 }
 
 func newPartition(topic string, index int32) *Partition {
 	return &Partition{Topic: topic, Index: index}
+}
+
+// makePartition makes partition index of t, with its sink when t has a
+// journal; t's lock or its store's is held, or t is not yet shared.
+func (t *Topic) makePartition(index int32) *Partition {
+	p := newPartition(t.Name, index)
+	if t.journal != nil {
+		p.sink = t.journal.Sink(t.ID, index)
+	}
+	return p
 }
 
 // Offsets is a snapshot of a partition's bounds.
@@ -173,6 +189,9 @@ func (p *Partition) appendLocked(raw []byte, h *BatchHeader, opts AppendOptions)
 		maxTs = opts.NowMs
 		res.LogAppendTime = opts.NowMs
 	}
+	if err := p.sinkLocked(stored, base, h.NumRecords); err != nil {
+		return res, err
+	}
 	p.publishLocked(stored, h, base, maxTs)
 	p.openTxnLocked(h, base)
 	if h.ProducerID >= 0 {
@@ -196,6 +215,21 @@ func (p *Partition) reserveLocked(n int) []byte {
 	start, need := len(p.tail.buf), len(p.tail.buf)+n
 	p.tail.buf = p.tail.buf[:need]
 	return p.tail.buf[start:need:need]
+}
+
+// sinkLocked hands the batch just written at the end of the tail chunk to
+// the partition's sink (ack-after-write). If the sink refuses it, the
+// reservation is taken back: the bytes were never published, so no reader
+// holds them.
+func (p *Partition) sinkLocked(stored []byte, base int64, records int32) error {
+	if p.sink == nil {
+		return nil
+	}
+	if err := p.sink.Append(stored, base, records); err != nil {
+		p.tail.buf = p.tail.buf[:len(p.tail.buf)-len(stored)]
+		return fmt.Errorf("%w: %s-%d at offset %d: %v", ErrStorage, p.Topic, p.Index, base, err)
+	}
+	return nil
 }
 
 // publishLocked indexes the batch just written at the end of the tail chunk.
@@ -420,16 +454,28 @@ func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
 	if offset < 0 || offset > p.nextOffset {
 		return p.logStart, fmt.Errorf("%w: cannot delete before %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, p.logStart, p.nextOffset)
 	}
-	p.advanceLogStartLocked(offset)
-	return p.logStart, nil
+	err := p.advanceLogStartLocked(offset)
+	return p.logStart, err
 }
 
 // advanceLogStartLocked moves the log start to offset if that is forward and
-// drops every batch that ends below it.
-func (p *Partition) advanceLogStartLocked(offset int64) {
+// drops every batch that ends below it. The sink records the move first
+// (metadata-first); if it cannot, nothing moves.
+func (p *Partition) advanceLogStartLocked(offset int64) error {
 	if offset <= p.logStart {
-		return
+		return nil
 	}
+	if p.sink != nil {
+		if err := p.sink.LogStartMoved(offset); err != nil {
+			return fmt.Errorf("%w: log start of %s-%d: %v", ErrStorage, p.Topic, p.Index, err)
+		}
+	}
+	p.dropBelowLocked(offset)
+	return nil
+}
+
+// dropBelowLocked sets the log start to offset and forgets what lies below.
+func (p *Partition) dropBelowLocked(offset int64) {
 	p.logStart = offset
 	p.pruneAbortedLocked()
 	drop := p.batchIndexLocked(offset)
@@ -445,8 +491,9 @@ func (p *Partition) advanceLogStartLocked(offset int64) {
 
 // ApplyRetention drops the oldest batches that retention.ms or
 // retention.bytes no longer allow, as of nowMs. A limit below zero is off.
-// Retention works at batch granularity and never rewinds the log.
-func (p *Partition) ApplyRetention(retentionMs, retentionBytes, nowMs int64) {
+// Retention works at batch granularity and never rewinds the log. An error
+// (ErrStorage) means nothing was dropped.
+func (p *Partition) ApplyRetention(retentionMs, retentionBytes, nowMs int64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	newStart := p.logStart
@@ -460,7 +507,7 @@ func (p *Partition) ApplyRetention(retentionMs, retentionBytes, nowMs int64) {
 		bytes -= int64(b.size)
 		newStart = b.lastOffset + 1
 	}
-	p.advanceLogStartLocked(newStart)
+	return p.advanceLogStartLocked(newStart)
 }
 
 // Watch registers ch to receive a non-blocking send after the next append.

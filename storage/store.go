@@ -23,6 +23,7 @@ type Topic struct {
 	mu         sync.RWMutex
 	partitions []*Partition
 	configs    map[string]string // overrides of the broker defaults, by Kafka property name
+	journal    Journal           // nil without a data directory
 }
 
 // Partitions returns the topic's partitions in index order.
@@ -58,10 +59,16 @@ func (t *Topic) Config(name string) (string, bool) {
 }
 
 // SetConfigs replaces the topic's overrides. The caller has validated them.
-func (t *Topic) SetConfigs(configs map[string]string) {
+func (t *Topic) SetConfigs(configs map[string]string) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.journal != nil {
+		if err := t.journal.ConfigsSet(t.ID, configs); err != nil {
+			return fmt.Errorf("%w: configs of topic %q: %v", ErrStorage, t.Name, err)
+		}
+	}
 	t.configs = maps.Clone(configs)
+	return nil
 }
 
 // UpdateConfigs replaces the topic's overrides with what update returns
@@ -75,6 +82,11 @@ func (t *Topic) UpdateConfigs(update func(current map[string]string) (map[string
 	if err != nil {
 		return err
 	}
+	if t.journal != nil && !maps.Equal(next, t.configs) {
+		if err := t.journal.ConfigsSet(t.ID, next); err != nil {
+			return fmt.Errorf("%w: configs of topic %q: %v", ErrStorage, t.Name, err)
+		}
+	}
 	t.configs = maps.Clone(next)
 	return nil
 }
@@ -86,9 +98,14 @@ func (t *Topic) AddPartitions(total int32) error {
 	if int(total) <= len(t.partitions) {
 		return fmt.Errorf("%w: topic %q has %d partitions, asked for %d", ErrInvalidPartitions, t.Name, len(t.partitions), total)
 	}
+	if t.journal != nil {
+		if err := t.journal.PartitionsAdded(t.ID, total); err != nil {
+			return fmt.Errorf("%w: partitions of topic %q: %v", ErrStorage, t.Name, err)
+		}
+	}
 	grown := slices.Clone(t.partitions)
 	for i := int32(len(grown)); i < total; i++ {
-		grown = append(grown, newPartition(t.Name, i))
+		grown = append(grown, t.makePartition(i))
 	}
 	t.partitions = grown // readers keep the old slice; it is never modified
 	return nil
@@ -96,9 +113,10 @@ func (t *Topic) AddPartitions(total int32) error {
 
 // Store is the set of topics. It is safe for concurrent use.
 type Store struct {
-	mu     sync.RWMutex
-	byName map[string]*Topic
-	byID   map[TopicID]*Topic
+	mu      sync.RWMutex
+	byName  map[string]*Topic
+	byID    map[TopicID]*Topic
+	journal Journal // nil without a data directory; set once by SetJournal
 }
 
 // NewStore returns an empty store.
@@ -151,9 +169,14 @@ func (s *Store) CreateTopic(name string, partitions int32, configs map[string]st
 	if _, ok := s.byName[name]; ok {
 		return nil, fmt.Errorf("%w: %q", ErrTopicExists, name)
 	}
-	t := &Topic{Name: name, ID: s.newTopicIDLocked(), configs: maps.Clone(configs)}
+	t := &Topic{Name: name, ID: s.newTopicIDLocked(), configs: maps.Clone(configs), journal: s.journal}
+	if s.journal != nil {
+		if err := s.journal.TopicCreated(name, t.ID, partitions, configs); err != nil {
+			return nil, fmt.Errorf("%w: topic %q: %v", ErrStorage, name, err)
+		}
+	}
 	for i := range partitions {
-		t.partitions = append(t.partitions, newPartition(name, i))
+		t.partitions = append(t.partitions, t.makePartition(i))
 	}
 	s.byName[name] = t
 	s.byID[t.ID] = t
@@ -168,6 +191,9 @@ func (s *Store) DeleteTopic(name string) (*Topic, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, name)
 	}
+	if err := s.journalDeleteLocked(t); err != nil {
+		return nil, err
+	}
 	delete(s.byName, name)
 	delete(s.byID, t.ID)
 	return t, nil
@@ -181,8 +207,44 @@ func (s *Store) DeleteTopicByID(id TopicID) (*Topic, error) {
 	if t == nil {
 		return nil, fmt.Errorf("%w: %x", ErrUnknownTopicID, id[:])
 	}
+	if err := s.journalDeleteLocked(t); err != nil {
+		return nil, err
+	}
 	delete(s.byName, t.Name)
 	delete(s.byID, id)
+	return t, nil
+}
+
+func (s *Store) journalDeleteLocked(t *Topic) error {
+	if s.journal == nil {
+		return nil
+	}
+	if err := s.journal.TopicDeleted(t.ID); err != nil {
+		return fmt.Errorf("%w: deleting topic %q: %v", ErrStorage, t.Name, err)
+	}
+	return nil
+}
+
+// RestoreTopic adds a topic read back from a data directory, with its
+// original ID, before the store serves; no Journal is told.
+func (s *Store) RestoreTopic(name string, id TopicID, partitions int32, configs map[string]string) (*Topic, error) {
+	if err := ValidateTopicName(name); err != nil {
+		return nil, err
+	}
+	if partitions <= 0 || id == (TopicID{}) {
+		return nil, fmt.Errorf("%w: topic %q: %d partitions, ID %x", ErrInvalidPartitions, name, partitions, id[:])
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.byName[name] != nil || s.byID[id] != nil {
+		return nil, fmt.Errorf("%w: %q (ID %x)", ErrTopicExists, name, id[:])
+	}
+	t := &Topic{Name: name, ID: id, configs: maps.Clone(configs)}
+	for i := range partitions {
+		t.partitions = append(t.partitions, t.makePartition(i))
+	}
+	s.byName[name] = t
+	s.byID[id] = t
 	return t, nil
 }
 

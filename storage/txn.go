@@ -3,6 +3,7 @@ package storage
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"slices"
 )
@@ -78,27 +79,66 @@ func (p *Partition) AppendMarker(m MarkerOptions) int64 {
 	base := p.nextOffset
 	binary.BigEndian.PutUint64(stored[offBaseOffset:], uint64(base))
 	binary.BigEndian.PutUint32(stored[offLeaderEpoch:], uint32(p.leaderEpoch))
+	// A marker cannot be refused: its transaction has ended at the
+	// coordinator. If the sink fails, the marker still takes effect here;
+	// the sink refuses everything after its first failure, so the files
+	// keep a consistent prefix of the log (docs/durability.md).
+	_ = p.sinkLocked(stored, base, 1)
 	p.publishLocked(stored, &h, base, m.NowMs)
-	if first, open := p.openTxns[m.ProducerID]; open {
-		delete(p.openTxns, m.ProducerID)
-		if !m.Commit {
-			p.aborted = append(p.aborted, AbortedTxn{ProducerID: m.ProducerID, FirstOffset: first, LastOffset: base})
-		}
-	}
-	if ps := p.producers[m.ProducerID]; ps == nil || ps.epoch < m.ProducerEpoch {
-		if p.producers == nil {
-			p.producers = make(map[int64]*producerState)
-		}
-		p.producers[m.ProducerID] = &producerState{epoch: m.ProducerEpoch, lastSeq: -1, lastTimestampMs: -1}
-	}
-	if p.markers == nil {
-		p.markers = make(map[int64]uint64)
-	}
-	p.markers[m.ProducerID]++
+	p.endTxnLocked(m.ProducerID, m.ProducerEpoch, m.Commit, base)
 	waiters := p.takeWaitersLocked(true)
 	p.mu.Unlock()
 	wake(waiters)
 	return base
+}
+
+// endTxnLocked applies a COMMIT or ABORT marker stored at offset: the
+// producer's transaction here closes, an abort joins the index, and the
+// marker's epoch becomes the producer's.
+func (p *Partition) endTxnLocked(producerID int64, epoch int16, commit bool, offset int64) {
+	if first, open := p.openTxns[producerID]; open {
+		delete(p.openTxns, producerID)
+		if !commit {
+			p.aborted = append(p.aborted, AbortedTxn{ProducerID: producerID, FirstOffset: first, LastOffset: offset})
+		}
+	}
+	if ps := p.producers[producerID]; ps == nil || ps.epoch < epoch {
+		if p.producers == nil {
+			p.producers = make(map[int64]*producerState)
+		}
+		p.producers[producerID] = &producerState{epoch: epoch, lastSeq: -1, lastTimestampMs: -1}
+	}
+	if p.markers == nil {
+		p.markers = make(map[int64]uint64)
+	}
+	p.markers[producerID]++
+}
+
+// markerIsCommit reads the control record of a stored marker batch (as
+// buildMarker writes it, and as Kafka's EndTransactionMarker does): after
+// the record's length, attributes, timestamp delta and offset delta, its
+// key is version int16 then type int16.
+func markerIsCommit(stored []byte) (bool, error) {
+	b := stored[batchHeaderBytes:]
+	for field := range 4 { // length, attributes (one byte), timestamp delta, offset delta
+		if field == 1 {
+			if len(b) == 0 {
+				return false, fmt.Errorf("%w: marker record cut short", ErrCorruptMessage)
+			}
+			b = b[1:]
+			continue
+		}
+		if _, n := binary.Varint(b); n > 0 {
+			b = b[n:]
+		} else {
+			return false, fmt.Errorf("%w: marker record cut short", ErrCorruptMessage)
+		}
+	}
+	keyLen, n := binary.Varint(b)
+	if n <= 0 || keyLen < 4 || int64(len(b)-n) < keyLen {
+		return false, fmt.Errorf("%w: marker key of %d bytes", ErrCorruptMessage, keyLen)
+	}
+	return binary.BigEndian.Uint16(b[n+2:]) == markerCommit, nil
 }
 
 // TxnGuard carries, from the transaction coordinator's check of a

@@ -1,0 +1,212 @@
+// Package durable keeps a broker's data in a directory so that it
+// survives a restart or a killed process (docs/durability.md). It writes
+// what storage tells it through storage.Journal and storage.Sink, and at
+// start reads it back into a storage.Store. It knows files and the record
+// batch format, but no Kafka request and no socket.
+package durable
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sharebroker/sharebroker/storage"
+)
+
+// FormatVersion is the on-disk format this code writes (format-version).
+const FormatVersion = 1
+
+const (
+	formatFile  = "format"
+	lockName    = "lock"
+	metaFile    = "meta.log"
+	logsDir     = "logs"
+	formatMagic = "sharebroker-data"
+)
+
+// Errors a caller may want to tell apart.
+var (
+	// ErrLocked: another running broker holds the directory (lock-dir).
+	ErrLocked = errors.New("data directory in use")
+	// ErrNewerFormat: the directory was written by a newer format version.
+	ErrNewerFormat = errors.New("data directory written by a newer version")
+	// ErrCorrupt: data that is not a torn tail failed to read back
+	// (no-silent-loss).
+	ErrCorrupt = errors.New("data directory corrupt")
+)
+
+// Policy is what a topic's configs say about its files, as the broker
+// resolves them from its property table.
+type Policy struct {
+	SegmentBytes  int64 // segment.bytes
+	FlushMessages int64 // flush.messages; math.MaxInt64 is never
+	FlushMs       int64 // flush.ms; math.MaxInt64 is never
+}
+
+// Options configure a Dir.
+type Options struct {
+	// Policy resolves a topic's overrides (nil for none) into its Policy.
+	// Nil means 1 GiB segments and no fsync.
+	Policy func(configs map[string]string) Policy
+	// SyncMeta fsyncs each metadata-log record; the broker sets it when a
+	// flush property asks for power-loss durability.
+	SyncMeta bool
+	// Now is the time flush.ms is measured on; nil means time.Now.
+	Now func() time.Time
+}
+
+// Dir is an open, locked data directory. After Recover it is the store's
+// storage.Journal. It is safe for concurrent use.
+type Dir struct {
+	path string
+	opts Options
+	lock *os.File
+
+	mu     sync.Mutex // guards topics and meta
+	topics map[storage.TopicID]*topicFiles
+	meta   *metaLog
+	// nextProducerID is the end of the last reserved producer ID block.
+	nextProducerID int64
+	// groupConfigs and groupOffsets are the live group records, by group
+	// ID (groups.go), kept for compact-on-start.
+	groupConfigs map[string]map[string]string
+	groupOffsets map[string]*GroupOffsets
+}
+
+// topicFiles is what the Dir knows of one live topic.
+type topicFiles struct {
+	name    string
+	configs map[string]string
+	parts   int32
+	policy  Policy
+	sinks   map[int32]*sink
+	// logStarts are the log start offsets recorded, by partition.
+	logStarts map[int32]int64
+}
+
+// Open creates dir if needed, locks it and checks its format version. It
+// reads nothing else: call Recover.
+func Open(path string, opts Options) (*Dir, error) {
+	if opts.Policy == nil {
+		opts.Policy = func(map[string]string) Policy {
+			return Policy{SegmentBytes: 1 << 30, FlushMessages: 1<<63 - 1, FlushMs: 1<<63 - 1}
+		}
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return nil, fmt.Errorf("data directory: %w", err)
+	}
+	lf, err := os.OpenFile(filepath.Join(path, lockName), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", path, err)
+	}
+	if err := lockFile(lf, path); err != nil {
+		lf.Close()
+		return nil, err
+	}
+	d := &Dir{path: path, opts: opts, lock: lf, topics: make(map[storage.TopicID]*topicFiles),
+		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets)}
+	if err := d.checkFormat(); err != nil {
+		lf.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Path returns the directory.
+func (d *Dir) Path() string { return d.path }
+
+// checkFormat reads the format file, or writes it into a directory that
+// holds no data yet.
+func (d *Dir) checkFormat() error {
+	name := filepath.Join(d.path, formatFile)
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(d.path, metaFile)); err == nil {
+			return fmt.Errorf("%w: %s has a %s but no %s file", ErrCorrupt, d.path, metaFile, formatFile)
+		}
+		return writeFileAtomic(name, fmt.Appendf(nil, "%s %d\n", formatMagic, FormatVersion))
+	}
+	if err != nil {
+		return fmt.Errorf("data directory: %w", err)
+	}
+	magic, v, ok := strings.Cut(string(bytes.TrimSpace(b)), " ")
+	version, verr := strconv.Atoi(v)
+	if !ok || magic != formatMagic || verr != nil || version < 1 {
+		return fmt.Errorf("%w: %s does not name a sharebroker format version", ErrCorrupt, name)
+	}
+	if version > FormatVersion {
+		return fmt.Errorf("%w: %s is format version %d; this broker reads up to version %d", ErrNewerFormat, d.path, version, FormatVersion)
+	}
+	return nil
+}
+
+// Close closes the files and releases the lock. Sinks refuse writes after it.
+func (d *Dir) Close() error {
+	d.mu.Lock()
+	var sinks []*sink
+	for _, t := range d.topics {
+		for _, s := range t.sinks {
+			sinks = append(sinks, s)
+		}
+	}
+	d.mu.Unlock()
+	var errs []error
+	for _, s := range sinks { // not under d.mu: a sink takes it under its own lock
+		errs = append(errs, s.close())
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.meta != nil {
+		errs = append(errs, d.meta.close())
+		d.meta = nil
+	}
+	if d.lock != nil {
+		errs = append(errs, d.lock.Close())
+		d.lock = nil
+	}
+	return errors.Join(errs...)
+}
+
+// writeFileAtomic writes a whole file under a temporary name, fsyncs it,
+// renames it into place and fsyncs the directory, so a crash leaves either
+// the old file or the new one.
+func writeFileAtomic(name string, data []byte) error {
+	tmp := name + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, name); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(name))
+}
+
+func syncDir(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}

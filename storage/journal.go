@@ -1,0 +1,49 @@
+package storage
+
+// Hooks through which a data directory (package durable,
+// docs/durability.md) sees every change that must outlive the process.
+// Storage never touches a file itself: without a Journal the hooks are nil
+// and the store behaves exactly as a memory-only one.
+
+// Journal is told of changes to topics before they become visible; an
+// error refuses the change (wrapped in ErrStorage). Its methods are called
+// with the store's or the topic's lock held, so they see changes in the
+// order they are made.
+type Journal interface {
+	TopicCreated(name string, id TopicID, partitions int32, configs map[string]string) error
+	PartitionsAdded(id TopicID, total int32) error
+	ConfigsSet(id TopicID, configs map[string]string) error
+	TopicDeleted(id TopicID) error
+	// Sink returns where partition index of topic id writes its batches.
+	Sink(id TopicID, index int32) Sink
+}
+
+// Sink receives one partition's log changes. Its methods are called with
+// the partition's lock held, so batches arrive in offset order; an error
+// refuses the change.
+type Sink interface {
+	// Append writes a batch exactly as stored, before it is published.
+	// records is its record count, for flush.messages.
+	Append(stored []byte, baseOffset int64, records int32) error
+	// LogStartMoved records the partition's new log start offset before
+	// it takes effect.
+	LogStartMoved(offset int64) error
+}
+
+// SetJournal attaches j to the store and gives every existing partition
+// its sink. Call it once, after restoring and before serving.
+func (s *Store) SetJournal(j Journal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.journal = j
+	for _, t := range s.byName {
+		t.mu.Lock()
+		t.journal = j
+		for _, p := range t.partitions {
+			p.mu.Lock()
+			p.sink = j.Sink(t.ID, p.Index)
+			p.mu.Unlock()
+		}
+		t.mu.Unlock()
+	}
+}
