@@ -87,11 +87,11 @@ func (e *stallEnv) wantB(req *kmsg.ShareFetchRequest, corr int32, start time.Tim
 	}
 }
 
-// full-window-parks and acks-behind-parked-fetch with kgo: A holds the
-// head of the full window, its next ShareFetch parks on it, and its
-// acknowledgements wait in kgo behind that fetch (a share source sends one
-// request at a time). B's fetch, parked on the same window, waits for A's
-// fetch to reach its MaxWait — and completes as soon as A's
+// §2.11 full-window-parks and one-request-per-connection, with kgo: A
+// holds the head of the full window, its next ShareFetch parks on it, and
+// its acknowledgements wait in kgo behind that fetch (a share source sends
+// one request at a time). B's fetch, parked on the same window, waits for
+// A's fetch to reach its MaxWait — and completes as soon as A's
 // acknowledgements then arrive, long before its own MaxWait.
 func TestShareStallAcksWaitBehindParkedFetch(t *testing.T) {
 	e := newStallEnv(t)
@@ -134,10 +134,10 @@ func TestShareStallAcksWaitBehindParkedFetch(t *testing.T) {
 	e.wantB(req, corr, start, aWait)
 }
 
-// acks-behind-parked-fetch on the wire: the broker serves one request per
-// connection at a time, as Kafka's network layer does (it mutes a
-// connection from reading a request until the response is sent), so a
-// ShareAcknowledge pipelined behind a parked ShareFetch on the same
+// §2.11 one-request-per-connection, on the wire: the broker serves one
+// request per connection at a time, as Kafka's network layer does (it
+// mutes a connection from reading a request until the response is sent),
+// so a ShareAcknowledge pipelined behind a parked ShareFetch on the same
 // connection is read only when that fetch answers.
 func TestShareAckPipelinedBehindParkedFetch(t *testing.T) {
 	e := newStallEnv(t)
