@@ -81,10 +81,10 @@ func startKfake(tb testing.TB) (string, func()) {
 	return startKfakeBrokers(tb, 1)
 }
 
-// startKfakeBrokers starts a kfake cluster of n brokers.
-func startKfakeBrokers(tb testing.TB, n int) (string, func()) {
+// startKfakeBrokers starts a kfake cluster of n brokers, with opts added.
+func startKfakeBrokers(tb testing.TB, n int, opts ...kfake.Opt) (string, func()) {
 	tb.Helper()
-	c, err := kfake.NewCluster(kfake.NumBrokers(n), kfake.SeedTopics(benchPartitions, benchTopic))
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.NumBrokers(n), kfake.SeedTopics(benchPartitions, benchTopic)}, opts...)...)
 	if err != nil {
 		tb.Fatalf("kfake.NewCluster: %v", err)
 	}
