@@ -16,8 +16,6 @@ package broker
 //     FENCED_MEMBER_EPOCH, GROUP_MAX_SIZE_REACHED, each with a message.
 
 import (
-	"net"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/cluster"
@@ -66,9 +64,4 @@ func handleShareGroupHeartbeat(b *Broker, r *request) (kmsg.Response, error) {
 
 // clientHost is the client's address as Kafka reports it in group
 // descriptions: the IP with a leading slash.
-func (c *conn) clientHost() string {
-	if addr, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
-		return "/" + addr.IP.String()
-	}
-	return "/" + c.nc.RemoteAddr().String()
-}
+func (c *conn) clientHost() string { return "/" + c.clientIP() }

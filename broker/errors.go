@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
@@ -134,8 +135,12 @@ func codeFor(err error) int16 {
 		return kerr.InvalidRegularExpression.Code
 	case errors.Is(err, group.ErrUnsupportedVersion):
 		return kerr.UnsupportedVersion.Code
-	case errors.Is(err, errInvalidRequest):
+	case errors.Is(err, errInvalidRequest), errors.Is(err, acl.ErrInvalid):
 		return kerr.InvalidRequest.Code
+	case errors.Is(err, errClusterAuthorization):
+		return kerr.ClusterAuthorizationFailed.Code
+	case errors.Is(err, errSecurityDisabled):
+		return kerr.SecurityDisabled.Code
 	case errors.Is(err, errInvalidReplicationFactor):
 		return kerr.InvalidReplicationFactor.Code
 	case errors.Is(err, errInvalidReplicaAssignment):
@@ -166,6 +171,11 @@ var (
 	errInvalidReplicationFactor = errors.New("invalid replication factor")
 	errInvalidReplicaAssignment = errors.New("invalid replica assignment")
 	errMismatchedEndpointType   = errors.New("mismatched endpoint type")
+	// errClusterAuthorization: the principal may not perform the CLUSTER
+	// operation the request needs (authorize.go).
+	errClusterAuthorization = errors.New("cluster authorization failed")
+	// errSecurityDisabled: an ACL API without an authorizer (rule acl-off).
+	errSecurityDisabled = errors.New("security disabled")
 	// errNotLeader and errNotCoordinator: another node of the cluster
 	// leads the partition or coordinates the key (docs/cluster.md).
 	errNotLeader      = errors.New("this node is not the leader of the partition")
@@ -181,6 +191,19 @@ func txnCode(err error, version, fencedFrom int16) int16 {
 	}
 	return codeFor(err)
 }
+
+// messageError is an error whose text is exactly the message Kafka gives
+// with its code; errors.Is finds the sentinel that picks the code.
+type messageError struct {
+	sentinel error
+	msg      string
+}
+
+func (e messageError) Error() string { return e.msg }
+func (e messageError) Unwrap() error { return e.sentinel }
+
+// withMessage is sentinel's code with Kafka's message msg.
+func withMessage(sentinel error, msg string) error { return messageError{sentinel, msg} }
 
 // errMessage returns a response's ErrorMessage for err: nil for success.
 func errMessage(err error) *string {
