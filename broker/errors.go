@@ -139,6 +139,12 @@ func codeFor(err error) int16 {
 		return kerr.InvalidRequest.Code
 	case errors.Is(err, errClusterAuthorization):
 		return kerr.ClusterAuthorizationFailed.Code
+	case errors.Is(err, errTopicAuthorization):
+		return kerr.TopicAuthorizationFailed.Code
+	case errors.Is(err, errGroupAuthorization):
+		return kerr.GroupAuthorizationFailed.Code
+	case errors.Is(err, errTransactionalIDAuthorization):
+		return kerr.TransactionalIDAuthorizationFailed.Code
 	case errors.Is(err, errSecurityDisabled):
 		return kerr.SecurityDisabled.Code
 	case errors.Is(err, errInvalidReplicationFactor):
@@ -173,7 +179,12 @@ var (
 	errMismatchedEndpointType   = errors.New("mismatched endpoint type")
 	// errClusterAuthorization: the principal may not perform the CLUSTER
 	// operation the request needs (authorize.go).
-	errClusterAuthorization = errors.New("cluster authorization failed")
+	// Their texts are Kafka's messages for the codes (Errors.java), which
+	// its responses carry where a message is sent.
+	errClusterAuthorization         = errors.New("Cluster authorization failed.")
+	errTopicAuthorization           = errors.New("Topic authorization failed.")
+	errGroupAuthorization           = errors.New("Group authorization failed.")
+	errTransactionalIDAuthorization = errors.New("Transactional Id authorization failed.")
 	// errSecurityDisabled: an ACL API without an authorizer (rule acl-off).
 	errSecurityDisabled = errors.New("security disabled")
 	// errNotLeader and errNotCoordinator: another node of the cluster
