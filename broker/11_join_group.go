@@ -25,8 +25,10 @@ package broker
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 
 	"github.com/sharebroker/sharebroker/group"
@@ -53,6 +55,17 @@ func handleJoinGroup(b *Broker, r *request) (kmsg.Response, error) {
 	}
 	for _, p := range req.Protocols {
 		in.Protocols = append(in.Protocols, group.ClassicProtocol{Name: p.Name, Metadata: p.Metadata})
+	}
+	if !r.authorized(acl.OpRead, acl.ResourceGroup, req.Group) {
+		// JoinGroupRequest.getErrorResponse: no member, generation -1.
+		resp.MemberID, resp.LeaderID, resp.Generation = "", "", -1
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		if req.Version >= 7 {
+			resp.Protocol = nil
+		} else {
+			resp.Protocol = kmsg.StringPtr("")
+		}
+		return resp, nil
 	}
 	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
 		resp.MemberID, resp.ErrorCode = req.MemberID, codeFor(err)

@@ -13,7 +13,7 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/group"
 )
@@ -23,7 +23,7 @@ func init() { register(12, 0, 4, handleHeartbeat) }
 func handleHeartbeat(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.HeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
+	if err := b.groupGate(r, acl.OpRead, req.Group); err != nil {
 		resp.ErrorCode = codeFor(err)
 		return resp, nil
 	}

@@ -15,7 +15,7 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/group"
 )
@@ -39,7 +39,7 @@ func handleSyncGroup(b *Broker, r *request) (kmsg.Response, error) {
 			in.Assignments[a.MemberID] = a.MemberAssignment
 		}
 	}
-	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
+	if err := b.groupGate(r, acl.OpRead, req.Group); err != nil {
 		resp.ErrorCode = codeFor(err)
 		return resp, nil
 	}

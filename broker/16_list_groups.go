@@ -19,6 +19,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 )
 
@@ -27,6 +28,9 @@ func init() { register(16, 0, 5, handleListGroups) }
 func handleListGroups(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ListGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	// DESCRIBE on CLUSTER lists every group; without it, those the
+	// principal may describe (asked quietly, as Kafka does).
+	all := r.authorizedQuietly(acl.OpDescribe, acl.ResourceCluster, acl.ClusterName)
 	matches := func(filter []string, value string) bool {
 		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, value) })
 	}
@@ -35,6 +39,9 @@ func handleListGroups(b *Broker, r *request) (kmsg.Response, error) {
 			return // another node lists it
 		}
 		if !matches(req.StatesFilter, state) || !matches(req.TypesFilter, groupType) {
+			return
+		}
+		if !all && !r.authorizedQuietly(acl.OpDescribe, acl.ResourceGroup, id) {
 			return
 		}
 		lg := kmsg.NewListGroupsResponseGroup()

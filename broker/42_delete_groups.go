@@ -18,7 +18,7 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/group"
 )
@@ -31,7 +31,7 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 	for _, id := range req.Groups {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = id
-		err := b.notCoordinator(r.conn, cluster.Group, id)
+		err := b.groupGate(r, acl.OpDelete, id)
 		switch t, _ := b.groupRegistry.TypeOf(id); {
 		case err != nil:
 		case t == group.TypeClassic:

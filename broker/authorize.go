@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/cluster"
 )
 
 // standardAuthorizer is the one authorizer.class.name we know: Kafka's
@@ -83,4 +84,15 @@ func (r *request) authorizedOperations(t acl.ResourceType, name string) int32 {
 		return acl.OperationsBits(acl.SupportedOperations(t))
 	}
 	return acl.OperationsBits(a.AuthorizedOperations(r.conn.principal, r.conn.clientHost(), t, name))
+}
+
+// groupGate is what a request about one group meets before its
+// coordinator: GROUP_AUTHORIZATION_FAILED without op on the group (Kafka's
+// KafkaApis checks before asking the coordinator), else NOT_COORDINATOR
+// when another node coordinates it.
+func (b *Broker) groupGate(r *request, op acl.Operation, id string) error {
+	if !r.authorized(op, acl.ResourceGroup, id) {
+		return errGroupAuthorization
+	}
+	return b.notCoordinator(r.conn, cluster.Group, id)
 }
