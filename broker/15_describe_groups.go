@@ -8,8 +8,10 @@ package broker
 //   - A group that does not exist, or an ID of another kind of group, is
 //     Dead with no members; from v6 it also answers GROUP_ID_NOT_FOUND
 //     (KIP-1043). Share groups are described by ShareGroupDescribe.
-//   - IncludeAuthorizedOperations (v3+): there are no ACLs, so every group
-//     operation is allowed.
+//   - IncludeAuthorizedOperations: the group operations the principal may
+//     perform (authorized-operations); otherwise INT32_MIN, as Kafka sends.
+//   - Authorization: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
+//     (refused groups first).
 
 import (
 	"math"

@@ -9,8 +9,11 @@ package broker
 //     another type GROUP_ID_NOT_FOUND, as in Kafka.
 //   - v1 adds MemberType: 1 (consumer protocol) for every member, as no
 //     classic member joins a consumer group here.
-//   - IncludeAuthorizedOperations: there are no ACLs, so every group
-//     operation is allowed.
+//   - IncludeAuthorizedOperations: the group operations the principal may
+//     perform (authorized-operations); otherwise INT32_MIN, as Kafka sends.
+//   - Authorization: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
+//     (refused groups first), and a group whose members are (or are to be) assigned a topic
+//     the principal may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"math"
@@ -82,15 +85,7 @@ func handleConsumerGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 // TOPIC_AUTHORIZATION_FAILED and no members, as Kafka does: a client may
 // not learn of topics through a group.
 func hideUndescribable(r *request, resp *kmsg.ConsumerGroupDescribeResponse) {
-	allowed := make(map[string]bool)
-	may := func(topic string) bool {
-		ok, seen := allowed[topic]
-		if !seen {
-			ok = r.authorized(acl.OpDescribe, acl.ResourceTopic, topic)
-			allowed[topic] = ok
-		}
-		return ok
-	}
+	may := topicDescribeMemo(r)
 	for i := range resp.Groups {
 		g := &resp.Groups[i]
 		hidden := false
@@ -104,10 +99,28 @@ func hideUndescribable(r *request, resp *kmsg.ConsumerGroupDescribeResponse) {
 		if hidden {
 			ng := kmsg.NewConsumerGroupDescribeResponseGroup()
 			ng.Group, ng.ErrorCode = g.Group, kerr.TopicAuthorizationFailed.Code
-			ng.ErrorMessage = kmsg.StringPtr("The group has described topic(s) that the client is not authorized to describe.")
+			ng.ErrorMessage = kmsg.StringPtr(describedTopicsRefused)
 			ng.Members = []kmsg.ConsumerGroupDescribeResponseGroupMember{}
 			*g = ng
 		}
+	}
+}
+
+// describedTopicsRefused is Kafka's message for a described group hidden
+// for its topics.
+const describedTopicsRefused = "The group has described topic(s) that the client is not authorized to describe."
+
+// topicDescribeMemo asks DESCRIBE on each topic once per request, as
+// Kafka's filterByAuthorized asks each distinct name once.
+func topicDescribeMemo(r *request) func(topic string) bool {
+	allowed := make(map[string]bool)
+	return func(topic string) bool {
+		ok, seen := allowed[topic]
+		if !seen {
+			ok = r.authorized(acl.OpDescribe, acl.ResourceTopic, topic)
+			allowed[topic] = ok
+		}
+		return ok
 	}
 }
 

@@ -28,6 +28,10 @@ func init() { register(76, 1, 1, handleShareGroupHeartbeat) }
 func handleShareGroupHeartbeat(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+	if code := r.subscriptionDenied(req.GroupID, req.SubscribedTopicNames); code != 0 {
+		resp.ErrorCode = code // and a null message, as Kafka's getErrorResponse
+		return resp, nil
+	}
 	if err := b.notCoordinator(r.conn, cluster.Group, req.GroupID); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil

@@ -15,7 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/storage"
 )
@@ -25,7 +25,7 @@ func init() { register(92, 0, 0, handleDeleteShareGroupOffsets) }
 func handleDeleteShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DeleteShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
-	if err := b.notCoordinator(r.conn, cluster.Group, req.GroupID); err != nil {
+	if err := b.groupGate(r, acl.OpDelete, req.GroupID); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil
 	}
@@ -37,7 +37,9 @@ func handleDeleteShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error)
 		st := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		var err error
-		if t := b.store.Topic(rt.Topic); t == nil {
+		if !r.authorized(acl.OpRead, acl.ResourceTopic, rt.Topic) {
+			err = errTopicAuthorization // no topic ID, as Kafka answers it
+		} else if t := b.store.Topic(rt.Topic); t == nil {
 			err = fmt.Errorf("%w: %q", storage.ErrUnknownTopic, rt.Topic)
 		} else {
 			st.TopicID = t.ID

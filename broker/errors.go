@@ -216,9 +216,17 @@ func (e messageError) Unwrap() error { return e.sentinel }
 // withMessage is sentinel's code with Kafka's message msg.
 func withMessage(sentinel error, msg string) error { return messageError{sentinel, msg} }
 
-// errMessage returns a response's ErrorMessage for err: nil for success.
+// codeOnly wraps an error Kafka answers with its code and a null message
+// (a share partition refused TOPIC_AUTHORIZATION_FAILED, say), where the
+// same code elsewhere carries one.
+type codeOnly struct{ error }
+
+func (e codeOnly) Unwrap() error { return e.error }
+
+// errMessage returns a response's ErrorMessage for err: nil for success
+// and for a codeOnly error.
 func errMessage(err error) *string {
-	if err == nil {
+	if err == nil || errors.As(err, new(codeOnly)) {
 		return nil
 	}
 	s := err.Error()
