@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 )
 
@@ -21,6 +22,14 @@ func init() { register(25, 0, 4, handleAddOffsetsToTxn) }
 func handleAddOffsetsToTxn(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AddOffsetsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	switch {
+	case !r.authorized(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp, nil
+	case !r.authorized(acl.OpRead, acl.ResourceGroup, req.Group):
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	if req.Group == "" {
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return resp, nil

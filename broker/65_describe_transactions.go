@@ -10,6 +10,7 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/txn"
 )
@@ -23,6 +24,9 @@ func handleDescribeTransactions(b *Broker, r *request) (kmsg.Response, error) {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
 		err := b.notCoordinator(r.conn, cluster.Transaction, id)
+		if !r.authorized(acl.OpDescribe, acl.ResourceTransactionalID, id) {
+			err = errTransactionalIDAuthorization
+		}
 		var d txn.Description
 		if err == nil {
 			d, err = b.txns.Describe(id)
@@ -41,6 +45,10 @@ func handleDescribeTransactions(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		st.ProducerID, st.ProducerEpoch = d.ProducerID, d.Epoch
 		for _, tp := range d.Partitions {
+			// Only topics the principal may describe are listed.
+			if !r.authorized(acl.OpDescribe, acl.ResourceTopic, tp.Topic) {
+				continue
+			}
 			if n := len(st.Topics); n == 0 || st.Topics[n-1].Topic != tp.Topic {
 				t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
 				t.Topic = tp.Topic
