@@ -35,6 +35,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -43,9 +44,18 @@ func init() { register(32, 1, 4, handleDescribeConfigs) }
 func handleDescribeConfigs(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	// Refused resources follow the others, with Kafka's message and no
+	// configs (ConfigHelper.handleDescribeConfigsRequest).
+	var refused []kmsg.DescribeConfigsResponseResource
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		if err := r.configDenied(acl.OpDescribeConfigs, rr.ResourceType, rr.ResourceName); err != nil {
+			sr.ErrorCode, sr.ErrorMessage = codeFor(err), errMessage(err)
+			sr.Configs = []kmsg.DescribeConfigsResponseResourceConfig{}
+			refused = append(refused, sr)
+			continue
+		}
 		entries, err := b.describeResource(r.conn.node(), rr.ResourceType, rr.ResourceName)
 		sr.ErrorMessage = kmsg.StringPtr("")
 		if err != nil {
@@ -64,6 +74,7 @@ func handleDescribeConfigs(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		resp.Resources = append(resp.Resources, sr)
 	}
+	resp.Resources = append(resp.Resources, refused...)
 	return resp, nil
 }
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -53,6 +54,9 @@ func handleAlterConfigs(b *Broker, r *request) (kmsg.Response, error) {
 			return next, nil
 		}
 		err := dups[i]
+		if err == nil {
+			err = r.configDenied(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
+		}
 		if err == nil {
 			err = b.alterConfigResource(r.conn.node(), rr.ResourceType, rr.ResourceName, names, req.ValidateOnly, replace)
 		}

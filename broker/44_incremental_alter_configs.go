@@ -22,6 +22,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/acl"
 )
 
 func init() { register(44, 0, 1, handleIncrementalAlterConfigs) }
@@ -48,6 +50,9 @@ func handleIncrementalAlterConfigs(b *Broker, r *request) (kmsg.Response, error)
 			return current, nil
 		}
 		err := dups[i]
+		if err == nil {
+			err = r.configDenied(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
+		}
 		if err == nil {
 			err = b.alterConfigResource(r.conn.node(), rr.ResourceType, rr.ResourceName, names, req.ValidateOnly, apply)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 )
@@ -95,4 +97,27 @@ func (b *Broker) groupGate(r *request, op acl.Operation, id string) error {
 		return errGroupAuthorization
 	}
 	return b.notCoordinator(r.conn, cluster.Group, id)
+}
+
+// configDenied is the refusal of a config resource, as Kafka's
+// ConfigHelper (describe) and ControllerApis.authorizeAlterResource
+// (alter) decide: op (DESCRIBE_CONFIGS or ALTER_CONFIGS) on CLUSTER for
+// BROKER, BROKER_LOGGER and CLIENT_METRICS, on the topic for TOPIC, on the
+// group for GROUP. Another type is left to the handler's own checks.
+func (r *request) configDenied(op acl.Operation, t kmsg.ConfigResourceType, name string) error {
+	switch t {
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
+		if !r.authorizedCluster(op) {
+			return errClusterAuthorization
+		}
+	case kmsg.ConfigResourceTypeTopic:
+		if !r.authorized(op, acl.ResourceTopic, name) {
+			return errTopicAuthorization
+		}
+	case kmsg.ConfigResourceTypeGroupConfig:
+		if !r.authorized(op, acl.ResourceGroup, name) {
+			return errGroupAuthorization
+		}
+	}
+	return nil
 }
