@@ -177,14 +177,14 @@ var (
 	errInvalidReplicationFactor = errors.New("invalid replication factor")
 	errInvalidReplicaAssignment = errors.New("invalid replica assignment")
 	errMismatchedEndpointType   = errors.New("mismatched endpoint type")
-	// errClusterAuthorization: the principal may not perform the CLUSTER
-	// operation the request needs (authorize.go).
-	// Their texts are Kafka's messages for the codes (Errors.java), which
-	// its responses carry where a message is sent.
-	errClusterAuthorization         = errors.New("Cluster authorization failed.")
-	errTopicAuthorization           = errors.New("Topic authorization failed.")
-	errGroupAuthorization           = errors.New("Group authorization failed.")
-	errTransactionalIDAuthorization = errors.New("Transactional Id authorization failed.")
+	// The principal may not perform the operation on the CLUSTER, topic,
+	// group or transactional ID (authorize.go). Their texts are Kafka's
+	// messages for the codes (Errors.java), which its responses carry
+	// where a message is sent.
+	errClusterAuthorization         = withMessage(errors.New("cluster authorization failed"), "Cluster authorization failed.")
+	errTopicAuthorization           = withMessage(errors.New("topic authorization failed"), "Topic authorization failed.")
+	errGroupAuthorization           = withMessage(errors.New("group authorization failed"), "Group authorization failed.")
+	errTransactionalIDAuthorization = withMessage(errors.New("transactional ID authorization failed"), "Transactional Id authorization failed.")
 	// errSecurityDisabled: an ACL API without an authorizer (rule acl-off).
 	errSecurityDisabled = errors.New("security disabled")
 	// errNotLeader and errNotCoordinator: another node of the cluster
