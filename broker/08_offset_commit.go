@@ -22,6 +22,9 @@ package broker
 //     member committing below v9 UNSUPPORTED_VERSION (groups.md
 //     commit-checks). An admin commit (no member, epoch -1) is accepted
 //     while the group has no members.
+//   - Authorization (docs/security.md api-authorization): READ on the group
+//     (else every partition GROUP_AUTHORIZATION_FAILED), then READ on each
+//     topic (else its partitions TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"time"

@@ -21,6 +21,10 @@ package broker
 //   - Metadata is never null: a partition with no commit, or answered with
 //     an error, carries "" (OffsetFetchResponse.NO_METADATA), as in Kafka
 //     (answers-as-kafka).
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on each
+//     group (else GROUP_AUTHORIZATION_FAILED), DESCRIBE on each topic: named
+//     ones refused answer TOPIC_AUTHORIZATION_FAILED after the others, all-
+//     partitions leaves them out.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

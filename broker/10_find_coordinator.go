@@ -21,6 +21,10 @@ package broker
 //     "NONE" on success (Errors.NONE.message()) and a message on error;
 //     v4+ the empty string for every key, error or not, because Kafka's
 //     batched path never sets it and the field's default is "".
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on the
+//     group or transactional ID a key names (else GROUP_ or
+//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED), CLUSTER_ACTION for share keys
+//     (else CLUSTER_AUTHORIZATION_FAILED for every key).
 
 import (
 	"fmt"

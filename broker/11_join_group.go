@@ -21,6 +21,8 @@ package broker
 //     INCONSISTENT_GROUP_PROTOCOL (also for a share group's ID),
 //     UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED,
 //     MEMBER_ID_REQUIRED, REBALANCE_IN_PROGRESS.
+//   - Authorization (docs/security.md api-authorization): READ on the group,
+//     else GROUP_AUTHORIZATION_FAILED with no member and generation -1.
 
 import (
 	"time"

@@ -11,6 +11,8 @@ package broker
 //     request; an empty group ID INVALID_GROUP_ID.
 //   - v5+ members carry a reason, which is only logged by Kafka; it is
 //     ignored here.
+//   - Authorization (docs/security.md api-authorization): READ on the group,
+//     else GROUP_AUTHORIZATION_FAILED at the top level.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

@@ -11,6 +11,8 @@ package broker
 //   - Errors: INVALID_GROUP_ID, UNKNOWN_MEMBER_ID (also for an unknown
 //     group), FENCED_INSTANCE_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS,
 //     INCONSISTENT_GROUP_PROTOCOL.
+//   - Authorization (docs/security.md api-authorization): READ on the group,
+//     else GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

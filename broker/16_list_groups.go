@@ -12,6 +12,9 @@ package broker
 //   - KIP-848 consumer groups are listed with ProtocolType "consumer",
 //     GroupType "consumer" and their state (Empty, Assigning,
 //     Reconciling, Stable).
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on
+//     CLUSTER lists every group; without it only the groups the principal
+//     may DESCRIBE are listed.
 
 import (
 	"slices"

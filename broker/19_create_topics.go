@@ -26,6 +26,10 @@ package broker
 //   - v5+: a topic that failed answers an empty Configs list, never a null
 //     one, and -1 partitions and replication factor, as Kafka's controller
 //     does (answers-as-kafka).
+//   - Authorization (docs/security.md api-authorization): CREATE on CLUSTER
+//     or on each topic (else TOPIC_AUTHORIZATION_FAILED "Authorization
+//     failed.", after the others); configs only with DESCRIBE_CONFIGS on the
+//     topic, else TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"fmt"

@@ -14,6 +14,9 @@ package broker
 //     (answers-as-kafka).
 //   - A deleted topic's records are gone at once; its name can be reused.
 //   - ErrorMessage from v5; TopicID in the answer from v6.
+//   - Authorization (docs/security.md api-authorization): DELETE on CLUSTER,
+//     else DESCRIBE and DELETE on each topic (deleteTopicDenied); a refusal
+//     is TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"fmt"

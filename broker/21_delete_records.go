@@ -12,6 +12,8 @@ package broker
 //     answers the current log start.
 //   - A node that does not lead the partition answers
 //     NOT_LEADER_OR_FOLLOWER (not-leader), LowWatermark -1.
+//   - Authorization (docs/security.md api-authorization): DELETE on each
+//     topic, else its partitions TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"fmt"

@@ -16,6 +16,10 @@ package broker
 //     (init-concurrent); an exhausted epoch moves to a new producer ID
 //     (epoch-exhausted). v3+ naming a producer ID and epoch that are not
 //     the current ones is PRODUCER_FENCED (v4+) or INVALID_PRODUCER_EPOCH.
+//   - Authorization (docs/security.md api-authorization): WRITE on the
+//     transactional ID (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without
+//     one, IDEMPOTENT_WRITE on CLUSTER or WRITE on some topic (else
+//     CLUSTER_AUTHORIZATION_FAILED).
 
 import (
 	"time"

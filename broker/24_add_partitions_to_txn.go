@@ -12,6 +12,10 @@ package broker
 //     Such an error is answered for every partition.
 //   - v4+ batches transactions for brokers verifying on behalf of producers
 //     (KIP-890); a single node never sends it, so it is not served.
+//   - Authorization (docs/security.md api-authorization): WRITE on the
+//     transactional ID (else every partition
+//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED), WRITE on each topic (else
+//     TOPIC_AUTHORIZATION_FAILED, the others OPERATION_NOT_ATTEMPTED).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

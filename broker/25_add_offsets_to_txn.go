@@ -8,6 +8,9 @@ package broker
 //     PRODUCER_FENCED (v2+; INVALID_PRODUCER_EPOCH before),
 //     CONCURRENT_TRANSACTIONS.
 //   - An empty group ID is INVALID_GROUP_ID.
+//   - Authorization (docs/security.md api-authorization): WRITE on the
+//     transactional ID, then READ on the group; else TRANSACTIONAL_ID_ or
+//     GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

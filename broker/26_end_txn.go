@@ -14,6 +14,8 @@ package broker
 //     with; its retry is recognised by the epoch below, and an abort with
 //     nothing ongoing is allowed (end-txn-bump). Below level 2, v5 follows
 //     the rules above and answers the unchanged producer ID and epoch.
+//   - Authorization (docs/security.md api-authorization): WRITE on the
+//     transactional ID, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

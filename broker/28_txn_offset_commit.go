@@ -23,6 +23,9 @@ package broker
 //     AddOffsetsToTxn is needed (txn-offset-commit-implicit). Below level
 //     2 it follows the rules above.
 //   - v6 names topics by ID; an unknown ID answers UNKNOWN_TOPIC_ID.
+//   - Authorization (docs/security.md api-authorization): WRITE on the
+//     transactional ID, READ on the group (else every partition their
+//     refusal), READ on each topic (else TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

@@ -26,6 +26,9 @@ package broker
 //     default) under its own property name.
 //   - v3+: ConfigType always; Documentation when IncludeDocumentation.
 //   - Nothing is sensitive.
+//   - Authorization (docs/security.md api-authorization): DESCRIBE_CONFIGS
+//     on CLUSTER, the topic or the group, else CLUSTER_, TOPIC_ or
+//     GROUP_AUTHORIZATION_FAILED with Kafka's message, after the others.
 
 import (
 	"errors"

@@ -15,6 +15,9 @@ package broker
 //   - Other resource types, and a resource given twice, answer
 //     INVALID_REQUEST.
 //   - ValidateOnly checks everything and changes nothing.
+//   - Authorization (docs/security.md api-authorization): ALTER_CONFIGS on
+//     CLUSTER, the topic or the group, else CLUSTER_, TOPIC_ or
+//     GROUP_AUTHORIZATION_FAILED, after the duplicate check.
 
 import (
 	"fmt"

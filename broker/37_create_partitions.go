@@ -12,6 +12,8 @@ package broker
 //     replica list, its first live node the leader (explicit-assignment).
 //   - ValidateOnly checks everything and adds nothing.
 //   - New partitions start empty at offset 0.
+//   - Authorization (docs/security.md api-authorization): ALTER on each
+//     topic, else TOPIC_AUTHORIZATION_FAILED without a message.
 
 import (
 	"fmt"

@@ -14,6 +14,8 @@ package broker
 //     Kafka after 4.3, not in the 4.2 this broker follows, and Kafka's own
 //     v3 definition was not available to check its texts and error
 //     downgrades against.
+//   - Authorization (docs/security.md api-authorization): DELETE on each
+//     group, else GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

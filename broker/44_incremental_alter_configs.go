@@ -15,6 +15,9 @@ package broker
 //     lowered retention.ms or retention.bytes applies before the answer.
 //   - BROKER (4) resources and everything else: as AlterConfigs.
 //   - ValidateOnly checks everything and changes nothing.
+//   - Authorization (docs/security.md api-authorization): ALTER_CONFIGS on
+//     CLUSTER, the topic or the group, else CLUSTER_, TOPIC_ or
+//     GROUP_AUTHORIZATION_FAILED, after the duplicate check.
 
 import (
 	"fmt"

@@ -12,6 +12,9 @@ package broker
 //   - Group errors: GROUP_ID_NOT_FOUND (also for a share group's ID),
 //     INVALID_GROUP_ID, NON_EMPTY_GROUP for a group with members whose
 //     protocol type is not "consumer" (its subscriptions cannot be read).
+//   - Authorization (docs/security.md api-authorization): DELETE on the
+//     group (else GROUP_AUTHORIZATION_FAILED), READ on each topic (else
+//     TOPIC_AUTHORIZATION_FAILED, after the others).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

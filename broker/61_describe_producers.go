@@ -9,6 +9,8 @@ package broker
 //   - An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION;
 //     for an unknown topic with the error's own message, for an unknown
 //     partition with none, as Kafka does (answers-as-kafka).
+//   - Authorization (docs/security.md api-authorization): READ on each
+//     topic, else TOPIC_AUTHORIZATION_FAILED with Kafka's message.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

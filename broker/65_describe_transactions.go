@@ -6,6 +6,9 @@ package broker
 //     epoch, timeout, the start time of its ongoing transaction (-1 if
 //     none) and its partitions by topic (describe-transactions).
 //   - An unknown ID answers TRANSACTIONAL_ID_NOT_FOUND.
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on each
+//     transactional ID (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED); topics
+//     the principal may not DESCRIBE are left out.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"

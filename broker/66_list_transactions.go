@@ -15,6 +15,8 @@ package broker
 //     syntax Go's regexp shares; null or empty means no filter. A pattern
 //     that does not compile answers INVALID_REGULAR_EXPRESSION and nothing
 //     else.
+//   - Authorization (docs/security.md api-authorization): only transactional
+//     IDs the principal may DESCRIBE are listed.
 
 import (
 	"regexp"

@@ -27,6 +27,9 @@ package broker
 //     UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID,
 //     UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION,
 //     GROUP_MAX_SIZE_REACHED, each with a message.
+//   - Authorization (docs/security.md api-authorization): READ on the group
+//     (else GROUP_AUTHORIZATION_FAILED), DESCRIBE on every subscribed topic
+//     (else TOPIC_AUTHORIZATION_FAILED), without a message.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

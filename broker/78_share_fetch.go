@@ -50,6 +50,10 @@ package broker
 //   - With share.isolation.level=read_committed records are acquired only
 //     below the last stable offset, and batches of aborted transactions
 //     are archived as they are acquired (share-read-committed).
+//   - Authorization (docs/security.md api-authorization): READ on the group
+//     (else GROUP_AUTHORIZATION_FAILED at the top level), READ on each topic
+//     of the request and the session (else its partitions and
+//     acknowledgements TOPIC_AUTHORIZATION_FAILED, without a message).
 
 import (
 	"fmt"

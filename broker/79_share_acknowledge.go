@@ -27,6 +27,9 @@ package broker
 //   - A top-level error has a null ErrorMessage: Kafka answers those with
 //     ShareAcknowledgeRequest.getErrorResponse, which sets only the code
 //     (answers-as-kafka). Partition errors carry a message.
+//   - Authorization (docs/security.md api-authorization): READ on the group
+//     (else GROUP_AUTHORIZATION_FAILED), READ on each topic (else
+//     TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"

@@ -13,6 +13,9 @@ package broker
 //   - Topics null asks for everything: every partition with share state,
 //     and every partition of a topic a member subscribes to (StartOffset -1
 //     when never read). Topics empty answers the group with no topics.
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on each
+//     group (else GROUP_AUTHORIZATION_FAILED), DESCRIBE on each topic
+//     (named: TOPIC_AUTHORIZATION_FAILED after the others; all: left out).
 
 import (
 	"maps"

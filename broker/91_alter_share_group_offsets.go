@@ -10,6 +10,9 @@ package broker
 //     never read before gets its state now.
 //   - An unknown topic, or a partition the topic does not have, answers
 //     UNKNOWN_TOPIC_OR_PARTITION; a negative StartOffset INVALID_REQUEST.
+//   - Authorization (docs/security.md api-authorization): READ on the group
+//     (else GROUP_AUTHORIZATION_FAILED), READ on each topic (else
+//     TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"fmt"

@@ -9,6 +9,9 @@ package broker
 //     initialises it again from share.auto.offset.reset. An unknown topic,
 //     or one without share state for the group, answers
 //     UNKNOWN_TOPIC_OR_PARTITION.
+//   - Authorization (docs/security.md api-authorization): DELETE on the
+//     group (else GROUP_AUTHORIZATION_FAILED), READ on each topic (else
+//     TOPIC_AUTHORIZATION_FAILED without a topic ID).
 
 import (
 	"fmt"
