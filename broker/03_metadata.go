@@ -71,7 +71,11 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 		defer func() {
 			for i := range resp.Topics {
 				if c := resp.Topics[i].ErrorCode; c != kerr.UnknownTopicID.Code && c != kerr.TopicAuthorizationFailed.Code {
-					resp.Topics[i].AuthorizedOperations = r.authorizedOperations(acl.ResourceTopic, *resp.Topics[i].Topic)
+					var name string // none for an entry naming neither topic nor ID
+					if resp.Topics[i].Topic != nil {
+						name = *resp.Topics[i].Topic
+					}
+					resp.Topics[i].AuthorizedOperations = r.authorizedOperations(acl.ResourceTopic, name)
 				}
 			}
 		}()
