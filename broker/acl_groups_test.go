@@ -70,6 +70,22 @@ func TestACLClassicAndConsumerGroups(t *testing.T) {
 			if o, ok := offs.Lookup(topic, 0); !ok || o.At != 1 {
 				t.Fatalf("committed offset %+v %v, want 1", o, ok)
 			}
+			if tc.opts == nil {
+				return
+			}
+			// alice's member is still assigned the topic: carol, who may
+			// describe the group but not the topic, is told
+			// TOPIC_AUTHORIZATION_FAILED instead of the group.
+			ab.grant(t, kadm.NewACLs().Allow("User:CN=carol").AllowHosts().Groups(tc.group).Operations(kadm.OpDescribe))
+			cgd := kmsg.NewPtrConsumerGroupDescribeRequest()
+			cgd.Groups = []string{tc.group}
+			resp, err := cgd.RequestWith(testCtx(t), ab.client(t, "carol").Broker(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := resp.Groups[0]; g.ErrorCode != kerr.TopicAuthorizationFailed.Code || len(g.Members) != 0 {
+				t.Fatalf("carol describing %s: %d with %d members", tc.group, g.ErrorCode, len(g.Members))
+			}
 		})
 	}
 
