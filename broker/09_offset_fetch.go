@@ -113,8 +113,10 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 
 // fetchGroupOffsets answers one group of OffsetFetch v8+, its topics in
 // request order.
-func (b *Broker) fetchGroupOffsets(r *request, version int16, requireStable bool, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
-	g := kmsg.NewOffsetFetchResponseGroup()
+func (b *Broker) fetchGroupOffsets(r *request, version int16, requireStable bool, rg kmsg.OffsetFetchRequestGroup) (g kmsg.OffsetFetchResponseGroup) {
+	// g is named: the deferred append of refused topics below changes
+	// what is returned.
+	g = kmsg.NewOffsetFetchResponseGroup()
 	g.Group = rg.Group
 	if err := b.groupGate(r, acl.OpDescribe, rg.Group); err != nil {
 		g.ErrorCode = codeFor(err)

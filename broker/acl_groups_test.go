@@ -129,6 +129,30 @@ func TestACLClassicAndConsumerGroups(t *testing.T) {
 	if c := cr.Topics[0].Partitions[0].ErrorCode; c != kerr.GroupAuthorizationFailed.Code {
 		t.Fatalf("bob committing: %d", c)
 	}
+	// OffsetFetch naming a topic alice may not describe: that topic's
+	// partitions answer TOPIC_AUTHORIZATION_FAILED after the others.
+	ab.createTopic(t, "hidden")
+	ids, err := ab.admin(t).ListTopics(testCtx(t), topic, "hidden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	of := kmsg.NewPtrOffsetFetchRequest()
+	og := kmsg.NewOffsetFetchRequestGroup()
+	og.Group = "classic-g"
+	for _, name := range []string{"hidden", topic} {
+		ot := kmsg.NewOffsetFetchRequestGroupTopic()
+		ot.Topic, ot.TopicID, ot.Partitions = name, ids[name].ID, []int32{0}
+		og.Topics = append(og.Topics, ot)
+	}
+	of.Groups = append(of.Groups, og)
+	fr, err := of.RequestWith(testCtx(t), ab.client(t, "alice").Broker(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := fr.Groups[0]; g.ErrorCode != 0 || len(g.Topics) != 2 || g.Topics[0].Partitions[0].ErrorCode != 0 ||
+		g.Topics[1].Partitions[0].ErrorCode != kerr.TopicAuthorizationFailed.Code || g.Topics[1].TopicID != ids["hidden"].ID {
+		t.Fatalf("OffsetFetch of events and hidden: %+v", g)
+	}
 	if got := denials(t, ab.b, "GROUP"); got == 0 {
 		t.Fatal("no GROUP denial counted")
 	}
