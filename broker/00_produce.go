@@ -27,6 +27,13 @@ package broker
 //     and the append, the batch is refused the same way (marker-last).
 //   - LogAppendTime topics stamp the batch with the broker clock and return
 //     that time; CreateTime topics return -1.
+//   - Authorization (docs/security.md, api-authorization): a request with
+//     transactional batches needs WRITE on its transactional ID, else every
+//     partition answers TRANSACTIONAL_ID_AUTHORIZATION_FAILED with Kafka's
+//     message; each topic needs WRITE, else its partitions answer
+//     TOPIC_AUTHORIZATION_FAILED (before any other check but an unknown
+//     topic ID). Idempotent batches need nothing more: Kafka 4 dropped
+//     the IDEMPOTENT_WRITE check from Produce.
 //   - ErrorMessage is null, error or not, except for NOT_ENOUGH_REPLICAS
 //     from a transaction being completed, as in Kafka (answers-as-kafka):
 //     its ReplicaManager fills the message only for per-record validation
@@ -39,6 +46,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/txn"
 )
@@ -51,6 +59,9 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 	validAcks := req.Acks == 0 || req.Acks == 1 || req.Acks == -1
 	nowMs := b.clock.Now().UnixMilli()
 	leaders := leaderEndpoints{b: b, index: r.conn.listenerIndex()}
+	if b.authz != nil && !r.produceTxnAuthorized(req) {
+		return produceRefused(req, errTransactionalIDAuthorization)
+	}
 
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
@@ -67,6 +78,16 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 		if t != nil {
 			settings = b.topicConfig(t)
 		}
+		// WRITE on the topic, by the name the request gives (v13: the
+		// name its ID resolves to; an unknown ID has none to check).
+		denied := false
+		if b.authz != nil && (t != nil || req.Version < 13) {
+			name := rt.Topic
+			if t != nil {
+				name = t.Name
+			}
+			denied = !r.authorized(acl.OpWrite, acl.ResourceTopic, name)
+		}
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -76,6 +97,8 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 				p = t.Partition(rp.Partition)
 			}
 			switch {
+			case denied:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case !validAcks:
 				sp.ErrorCode = kerr.InvalidRequiredAcks.Code
 			case t == nil:
@@ -127,6 +150,45 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 			ne.NodeID, ne.Host, ne.Port = node, ep.host, ep.port
 			resp.Brokers = append(resp.Brokers, ne)
 		})
+	}
+	return resp, nil
+}
+
+// produceTxnAuthorized checks WRITE on the transactional ID of a request
+// carrying transactional batches, as KafkaApis.handleProduceRequest does
+// before anything else (RequestUtils.hasTransactionalRecords looks at the
+// first batch of each partition); a request without a transactional ID
+// fails it.
+func (r *request) produceTxnAuthorized(req *kmsg.ProduceRequest) bool {
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			if _, _, ok := storage.PeekTransactional(rp.Records); ok {
+				return req.TransactionID != nil && r.authorized(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID)
+			}
+		}
+	}
+	return true
+}
+
+// produceRefused answers every partition of req with err, as Kafka's
+// ProduceRequest.getErrorResponse does: offsets -1, the error's message.
+// With acks=0 there is no response to carry it: the connection closes.
+func produceRefused(req *kmsg.ProduceRequest, err error) (kmsg.Response, error) {
+	if req.Acks == 0 {
+		return nil, fmt.Errorf("acks=0 produce refused: %w", err)
+	}
+	resp := req.ResponseKind().(*kmsg.ProduceResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewProduceResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewProduceResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
+			sp.ErrorCode, sp.ErrorMessage = codeFor(err), errMessage(err)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
 }

@@ -26,6 +26,10 @@ package broker
 //     replica from the shared log, PreferredReadReplica -1
 //     (fetch-from-follower). From v16 both errors carry the current leader
 //     and epoch, and the answer the leaders' NodeEndpoints (KIP-951).
+//   - Authorization (docs/security.md, api-authorization): a consumer
+//     needs READ on each topic, a follower broker (replica ID >= 0)
+//     CLUSTER_ACTION on CLUSTER; a refused topic's partitions answer
+//     TOPIC_AUTHORIZATION_FAILED, after only an unknown topic ID.
 //   - IsolationLevel 1 (read_committed) returns batches only below the last
 //     stable offset and lists the aborted transactions overlapping them
 //     (read-committed-fetch); LastStableOffset is always the LSO.
@@ -37,6 +41,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -56,12 +61,18 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 	wait := time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond
 	deadline := b.clock.Now().Add(wait)
 
+	// Authorization is decided once, not per long-poll attempt; nil when
+	// it is off.
+	var denied []bool
+	if b.authz != nil {
+		denied = r.fetchDenied(req)
+	}
 	var resp *fetchResponse
 	b.longPoll(deadline, func(wake chan<- struct{}) (bool, func()) {
 		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
 		var bytes int64
 		var failed bool
-		resp, bytes, failed = b.fetchOnce(req, r.conn, maxBytes)
+		resp, bytes, failed = b.fetchOnce(req, r.conn, maxBytes, denied)
 		// Nothing to watch (a request naming no partitions) answers at
 		// once, as in Kafka: no append could ever wake it.
 		done := failed || len(watched) == 0 || bytes >= int64(req.MinBytes)
@@ -100,9 +111,44 @@ func (b *Broker) fetchTopic(req *kmsg.FetchRequest, rt *kmsg.FetchRequestTopic) 
 	return b.store.Topic(rt.Topic)
 }
 
+// fetchDenied is, per requested topic, whether the principal may not
+// fetch it, as KafkaApis.handleFetchRequest decides: a follower broker's
+// fetch (replica ID >= 0) needs CLUSTER_ACTION on CLUSTER for all of them,
+// a consumer's READ on each topic. A topic ID that names no topic is
+// answered UNKNOWN_TOPIC_ID before any check.
+func (r *request) fetchDenied(req *kmsg.FetchRequest) []bool {
+	denied := make([]bool, len(req.Topics))
+	id := req.ReplicaID
+	if req.Version >= 15 {
+		id = req.ReplicaState.ID
+	}
+	if id >= 0 {
+		if !r.authorizedCluster(acl.OpClusterAction) {
+			for i := range denied {
+				denied[i] = true
+			}
+		}
+		return denied
+	}
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		name := rt.Topic
+		if req.Version >= 13 {
+			t := r.conn.b.store.TopicByID(rt.TopicID)
+			if t == nil {
+				continue
+			}
+			name = t.Name
+		}
+		denied[i] = !r.authorized(acl.OpRead, acl.ResourceTopic, name)
+	}
+	return denied
+}
+
 // fetchOnce reads every requested partition once. It returns the response,
-// the record bytes in it, and whether any partition failed.
-func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32) (*fetchResponse, int64, bool) {
+// the record bytes in it, and whether any partition failed. denied, nil
+// with authorization off, marks the topics fetchDenied refused.
+func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, denied []bool) (*fetchResponse, int64, bool) {
 	resp := &fetchResponse{FetchResponse: *req.ResponseKind().(*kmsg.FetchResponse)}
 	leaders := leaderEndpoints{b: b, index: c.listenerIndex()}
 	var total int64
@@ -122,6 +168,8 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32) (*fe
 				p = t.Partition(rp.Partition)
 			}
 			switch {
+			case denied != nil && denied[i]:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case t == nil && req.Version >= 13:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
 			case p == nil:

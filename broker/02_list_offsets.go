@@ -20,10 +20,15 @@ package broker
 //   - LeaderEpoch is the epoch the answered offset was appended in
 //     (epoch-history): the latest epoch for the high watermark or LSO, the
 //     epoch holding the offset otherwise, -1 with no offset.
+//   - Authorization: DESCRIBE on each topic, else its partitions answer
+//     TOPIC_AUTHORIZATION_FAILED, checked first; refused topics follow the
+//     others, as Kafka merges them (docs/security.md api-authorization).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/acl"
 )
 
 // Special ListOffsets timestamps.
@@ -41,9 +46,22 @@ func init() { register(2, 1, 11, handleListOffsets) }
 func handleListOffsets(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ListOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.ListOffsetsResponse)
+	// Refused topics come after the others, as Kafka merges them
+	// (KafkaApis.handleListOffsetRequest).
+	var refused []kmsg.ListOffsetsResponseTopic
 	for _, rt := range req.Topics {
 		st := kmsg.NewListOffsetsResponseTopic()
 		st.Topic = rt.Topic
+		if !r.authorized(acl.OpDescribe, acl.ResourceTopic, rt.Topic) {
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewListOffsetsResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.TopicAuthorizationFailed.Code
+				sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
+				st.Partitions = append(st.Partitions, sp)
+			}
+			refused = append(refused, st)
+			continue
+		}
 		t := b.store.Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
@@ -91,5 +109,6 @@ func handleListOffsets(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.Topics = append(resp.Topics, refused...)
 	return resp, nil
 }

@@ -18,11 +18,19 @@ package broker
 //     partitions; it is answered complete at once, not LEADER_NOT_AVAILABLE.
 //   - An invalid name answers INVALID_TOPIC_EXCEPTION, an unknown one
 //     UNKNOWN_TOPIC_OR_PARTITION, an unknown ID UNKNOWN_TOPIC_ID.
-//   - v8+: IncludeTopicAuthorizedOperations answers every topic operation
-//     for each named topic (an unknown ID excepted, as in Kafka's
-//     KafkaApis); v8-v10: IncludeClusterAuthorizedOperations answers every
-//     cluster operation. There are no ACLs. Otherwise both are INT32_MIN
+//   - v8+: IncludeTopicAuthorizedOperations answers the operations the
+//     principal may perform (authorized-operations) for each topic it may
+//     describe (an unknown ID excepted, as in Kafka's KafkaApis); v8-v10:
+//     IncludeClusterAuthorizedOperations answers the cluster's, or 0
+//     without DESCRIBE on CLUSTER. Otherwise both are INT32_MIN
 //     (answers-as-kafka).
+//   - Authorization (docs/security.md, metadata-hides): all topics lists
+//     only those the principal may DESCRIBE; a named topic it may not
+//     describe answers TOPIC_AUTHORIZATION_FAILED (with its topic ID when
+//     asked by ID, else with neither ID nor a hint whether it exists); an
+//     unknown topic it may not create (CREATE on CLUSTER or on the topic)
+//     answers TOPIC_AUTHORIZATION_FAILED instead of being auto-created.
+//     Refused topics come last, refused creations first.
 
 import (
 	"errors"
@@ -31,14 +39,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 )
-
-// allTopicOperations is the bit set of every ACL operation on a topic:
-// READ (3), WRITE (4), CREATE (5), DELETE (6), ALTER (7), DESCRIBE (8),
-// DESCRIBE_CONFIGS (10) and ALTER_CONFIGS (11), as Kafka reports for a
-// principal allowed everything.
-const allTopicOperations int32 = 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<10 | 1<<11
 
 func init() { register(3, 0, 13, handleMetadata) }
 
@@ -57,13 +60,22 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 	resp.ClusterID = &b.cfg.ClusterID
 	resp.ControllerID = rs.live[0]
 	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = clusterOperations
+		resp.AuthorizedOperations = 0
+		if r.authorizedCluster(acl.OpDescribe) {
+			resp.AuthorizedOperations = r.authorizedOperations(acl.ResourceCluster, acl.ClusterName)
+		}
 	}
 	if req.Version >= 8 && req.IncludeTopicAuthorizedOperations {
+		// Only topics the principal may describe get the field, as in
+		// Kafka: an unknown ID and a refused topic keep INT32_MIN.
 		defer func() {
 			for i := range resp.Topics {
-				if resp.Topics[i].ErrorCode != kerr.UnknownTopicID.Code {
-					resp.Topics[i].AuthorizedOperations = allTopicOperations
+				if c := resp.Topics[i].ErrorCode; c != kerr.UnknownTopicID.Code && c != kerr.TopicAuthorizationFailed.Code {
+					var name string // none for an entry naming neither topic nor ID
+					if resp.Topics[i].Topic != nil {
+						name = *resp.Topics[i].Topic
+					}
+					resp.Topics[i].AuthorizedOperations = r.authorizedOperations(acl.ResourceTopic, name)
 				}
 			}
 		}()
@@ -71,12 +83,24 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 
 	allTopics := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if allTopics {
+		// Topics the principal may not describe are left out, without a
+		// word (rule metadata-hides).
 		for _, t := range b.store.Topics() {
-			resp.Topics = append(resp.Topics, b.metadataTopic(t, rs))
+			if r.authorizedQuietly(acl.OpDescribe, acl.ResourceTopic, t.Name) {
+				resp.Topics = append(resp.Topics, b.metadataTopic(t, rs))
+			}
 		}
 		return resp, nil
 	}
 	autoCreate := b.cfg.props.bool("auto.create.topics.enable") && (req.Version < 4 || req.AllowAutoTopicCreation)
+	// Refused topics follow the others, those refused CREATE first, as
+	// KafkaApis.handleTopicMetadataRequest lists them.
+	var refusedCreate, refusedDescribe []kmsg.MetadataResponseTopic
+	refuse := func(list *[]kmsg.MetadataResponseTopic, name *string, id [16]byte) {
+		mt := kmsg.NewMetadataResponseTopic()
+		mt.Topic, mt.TopicID, mt.ErrorCode = name, id, kerr.TopicAuthorizationFailed.Code
+		*list = append(*list, mt)
+	}
 	for _, rt := range req.Topics {
 		var t *storage.Topic
 		switch {
@@ -88,9 +112,24 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 				resp.Topics = append(resp.Topics, mt)
 				continue
 			}
+			// A topic ID is not secret: the refusal names it.
+			if !r.authorized(acl.OpDescribe, acl.ResourceTopic, t.Name) {
+				refuse(&refusedDescribe, nil, t.ID)
+				continue
+			}
 		case rt.Topic != nil:
 			name := *rt.Topic
+			// Refused before looking the topic up: whether it exists is
+			// not disclosed.
+			if !r.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
+				refuse(&refusedDescribe, rt.Topic, [16]byte{})
+				continue
+			}
 			t = b.store.Topic(name)
+			if t == nil && autoCreate && !r.mayAutoCreate(name) {
+				refuse(&refusedCreate, rt.Topic, [16]byte{})
+				continue
+			}
 			if t == nil && autoCreate {
 				var err error
 				t, err = b.autoCreateTopic(name)
@@ -120,7 +159,16 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		resp.Topics = append(resp.Topics, b.metadataTopic(t, rs))
 	}
+	resp.Topics = append(resp.Topics, refusedCreate...)
+	resp.Topics = append(resp.Topics, refusedDescribe...)
 	return resp, nil
+}
+
+// mayAutoCreate is whether the principal may have Metadata create topic
+// name: CREATE on CLUSTER (asked quietly, as Kafka does) or on the topic.
+func (r *request) mayAutoCreate(name string) bool {
+	return r.authorizedQuietly(acl.OpCreate, acl.ResourceCluster, acl.ClusterName) ||
+		r.authorized(acl.OpCreate, acl.ResourceTopic, name)
 }
 
 // autoCreateTopic creates a topic with the broker's defaults. Two clients

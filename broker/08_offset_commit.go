@@ -22,12 +22,16 @@ package broker
 //     member committing below v9 UNSUPPORTED_VERSION (groups.md
 //     commit-checks). An admin commit (no member, epoch -1) is accepted
 //     while the group has no members.
+//   - Authorization (docs/security.md api-authorization): READ on the group
+//     (else every partition GROUP_AUTHORIZATION_FAILED), then READ on each
+//     topic (else its partitions TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 
 	"github.com/sharebroker/sharebroker/group"
@@ -49,11 +53,21 @@ func handleOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	if req.Version == 0 {
 		in.Generation, in.MemberID = -1, ""
 	}
+	// READ on the group first: without it every partition answers
+	// GROUP_AUTHORIZATION_FAILED and nothing else is looked at.
+	groupDenied := !r.authorized(acl.OpRead, acl.ResourceGroup, req.Group)
 	// v10 names topics by ID; topicErr holds UNKNOWN_TOPIC_ID for the
-	// topics we cannot name, which the group never sees.
+	// topics we cannot name, and TOPIC_AUTHORIZATION_FAILED for those the
+	// principal may not READ; the group never sees them.
 	topicErr := make([]error, len(req.Topics))
 	for i, rt := range req.Topics {
+		if groupDenied {
+			break
+		}
 		name, err := b.commitTopicName(req.Version >= 10, rt.Topic, rt.TopicID)
+		if err == nil && !r.authorized(acl.OpRead, acl.ResourceTopic, name) {
+			err = errTopicAuthorization
+		}
 		if err != nil {
 			topicErr[i] = err
 			continue
@@ -76,6 +90,9 @@ func handleOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	}
 	var errs [][]error
 	groupErr := b.notCoordinator(r.conn, cluster.Group, req.Group)
+	if groupDenied {
+		groupErr = errGroupAuthorization
+	}
 	if groupErr == nil {
 		if t, _ := b.groupRegistry.TypeOf(in.GroupID); t == group.TypeConsumer {
 			errs, groupErr = b.consumerGroups.Commit(in, req.Version)
@@ -91,6 +108,8 @@ func handleOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 			p := kmsg.NewOffsetCommitResponseTopicPartition()
 			p.Partition = rp.Partition
 			switch {
+			case groupDenied:
+				p.ErrorCode = codeFor(groupErr)
 			case topicErr[i] != nil:
 				p.ErrorCode = codeFor(topicErr[i])
 			case groupErr != nil:

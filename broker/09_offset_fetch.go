@@ -21,11 +21,16 @@ package broker
 //   - Metadata is never null: a partition with no commit, or answered with
 //     an error, carries "" (OffsetFetchResponse.NO_METADATA), as in Kafka
 //     (answers-as-kafka).
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on each
+//     group (else GROUP_AUTHORIZATION_FAILED), DESCRIBE on each topic: named
+//     ones refused answer TOPIC_AUTHORIZATION_FAILED after the others, all-
+//     partitions leaves them out.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/storage"
@@ -38,13 +43,29 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.OffsetFetchResponse)
 	if req.Version < 8 {
 		var topics []group.OffsetPartitions
+		// Named topics the principal may not DESCRIBE are answered after
+		// the others and never reach the group.
+		var refused []kmsg.OffsetFetchResponseTopic
+		groupErr := b.groupGate(r, acl.OpDescribe, req.Group)
 		if req.Topics != nil || req.Version < 2 {
 			topics = make([]group.OffsetPartitions, 0, len(req.Topics))
 			for _, rt := range req.Topics {
+				if groupErr == nil && !r.authorized(acl.OpDescribe, acl.ResourceTopic, rt.Topic) {
+					t := kmsg.NewOffsetFetchResponseTopic()
+					t.Topic = rt.Topic
+					for _, p := range rt.Partitions {
+						fp := kmsg.NewOffsetFetchResponseTopicPartition()
+						fp.Partition, fp.Offset, fp.ErrorCode = p, -1, kerr.TopicAuthorizationFailed.Code
+						fp.Metadata = kmsg.StringPtr("")
+						t.Partitions = append(t.Partitions, fp)
+					}
+					refused = append(refused, t)
+					continue
+				}
 				topics = append(topics, group.OffsetPartitions{Topic: rt.Topic, Partitions: rt.Partitions})
 			}
 		}
-		err := b.notCoordinator(r.conn, cluster.Group, req.Group)
+		err := groupErr
 		var fetched []group.FetchedTopic
 		if err == nil {
 			fetched, err = b.fetchOffsets(req.Group, nil, -1, topics, req.Version >= 7 && req.RequireStable)
@@ -68,6 +89,9 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 			return resp, nil
 		}
 		for _, ft := range fetched {
+			if topics == nil && !r.authorized(acl.OpDescribe, acl.ResourceTopic, ft.Topic) {
+				continue // all partitions: a topic it may not describe is left out
+			}
 			t := kmsg.NewOffsetFetchResponseTopic()
 			t.Topic = ft.Topic
 			for _, p := range ft.Partitions {
@@ -78,25 +102,33 @@ func handleOffsetFetch(b *Broker, r *request) (kmsg.Response, error) {
 			}
 			resp.Topics = append(resp.Topics, t)
 		}
+		resp.Topics = append(resp.Topics, refused...)
 		return resp, nil
 	}
 	for _, rg := range req.Groups {
-		resp.Groups = append(resp.Groups, b.fetchGroupOffsets(r.conn, req.Version, req.RequireStable, rg))
+		resp.Groups = append(resp.Groups, b.fetchGroupOffsets(r, req.Version, req.RequireStable, rg))
 	}
 	return resp, nil
 }
 
 // fetchGroupOffsets answers one group of OffsetFetch v8+, its topics in
 // request order.
-func (b *Broker) fetchGroupOffsets(c *conn, version int16, requireStable bool, rg kmsg.OffsetFetchRequestGroup) kmsg.OffsetFetchResponseGroup {
-	g := kmsg.NewOffsetFetchResponseGroup()
+func (b *Broker) fetchGroupOffsets(r *request, version int16, requireStable bool, rg kmsg.OffsetFetchRequestGroup) (g kmsg.OffsetFetchResponseGroup) {
+	// g is named: the deferred append of refused topics below changes
+	// what is returned.
+	g = kmsg.NewOffsetFetchResponseGroup()
 	g.Group = rg.Group
-	if err := b.notCoordinator(c, cluster.Group, rg.Group); err != nil {
+	if err := b.groupGate(r, acl.OpDescribe, rg.Group); err != nil {
 		g.ErrorCode = codeFor(err)
 		return g
 	}
 	var topics []group.OffsetPartitions
 	known := make([]bool, len(rg.Topics)) // v10: whether a topic has the ID
+	// Named topics the principal may not DESCRIBE answer
+	// TOPIC_AUTHORIZATION_FAILED after the others (KafkaApis
+	// fetchOffsetsForGroup); denied[i] marks them.
+	denied := make([]bool, len(rg.Topics))
+	var refused []kmsg.OffsetFetchResponseGroupTopic
 	if rg.Topics != nil {
 		topics = make([]group.OffsetPartitions, 0, len(rg.Topics))
 		for i, rt := range rg.Topics {
@@ -104,11 +136,29 @@ func (b *Broker) fetchGroupOffsets(c *conn, version int16, requireStable bool, r
 			if version >= 10 {
 				name, ok = b.topicNameByID(rt.TopicID)
 			}
+			if ok && !r.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
+				denied[i] = true
+				t := kmsg.NewOffsetFetchResponseGroupTopic()
+				t.Topic, t.TopicID = rt.Topic, rt.TopicID
+				for _, p := range rt.Partitions {
+					fp := kmsg.NewOffsetFetchResponseGroupTopicPartition()
+					fp.Partition, fp.Offset, fp.ErrorCode = p, -1, kerr.TopicAuthorizationFailed.Code
+					fp.Metadata = kmsg.StringPtr("")
+					t.Partitions = append(t.Partitions, fp)
+				}
+				refused = append(refused, t)
+				continue
+			}
 			if known[i] = ok; ok {
 				topics = append(topics, group.OffsetPartitions{Topic: name, Partitions: rt.Partitions})
 			}
 		}
 	}
+	defer func() {
+		if g.ErrorCode == 0 {
+			g.Topics = append(g.Topics, refused...)
+		}
+	}()
 	var memberID *string
 	if version >= 9 {
 		memberID = rg.MemberID
@@ -138,12 +188,18 @@ func (b *Broker) fetchGroupOffsets(c *conn, version int16, requireStable bool, r
 	}
 	if rg.Topics == nil {
 		for _, ft := range fetched {
-			answer(ft)
+			// All partitions: a topic it may not describe is left out.
+			if r.authorized(acl.OpDescribe, acl.ResourceTopic, ft.Topic) {
+				answer(ft)
+			}
 		}
 		return g
 	}
 	next := 0
 	for i, rt := range rg.Topics {
+		if denied[i] {
+			continue
+		}
 		if known[i] {
 			answer(fetched[next])
 			next++

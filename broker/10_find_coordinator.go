@@ -21,6 +21,10 @@ package broker
 //     "NONE" on success (Errors.NONE.message()) and a message on error;
 //     v4+ the empty string for every key, error or not, because Kafka's
 //     batched path never sets it and the field's default is "".
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on the
+//     group or transactional ID a key names (else GROUP_ or
+//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED), CLUSTER_ACTION for share keys
+//     (else CLUSTER_AUTHORIZATION_FAILED for every key).
 
 import (
 	"fmt"
@@ -29,6 +33,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 )
 
@@ -46,7 +51,10 @@ func handleFindCoordinator(b *Broker, r *request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
 	l := r.conn.l
 	if req.Version < 4 {
-		err := validateCoordinatorKey(req.Version, req.CoordinatorType, req.CoordinatorKey)
+		err := r.coordinatorDenied(req.CoordinatorType, req.CoordinatorKey)
+		if err == nil {
+			err = validateCoordinatorKey(req.Version, req.CoordinatorType, req.CoordinatorKey)
+		}
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		if err == nil {
 			resp.ErrorMessage = kmsg.StringPtr("NONE")
@@ -58,10 +66,20 @@ func handleFindCoordinator(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		return resp, nil
 	}
+	// A share-state key is the brokers' own business: CLUSTER_ACTION, or
+	// the whole request answers CLUSTER_AUTHORIZATION_FAILED.
+	shareDenied := req.CoordinatorType == coordinatorShare && req.Version >= 6 && len(req.CoordinatorKeys) > 0 &&
+		!r.authorizedCluster(acl.OpClusterAction)
 	for _, key := range req.CoordinatorKeys {
 		c := kmsg.NewFindCoordinatorResponseCoordinator()
 		c.Key = key
-		err := validateCoordinatorKey(req.Version, req.CoordinatorType, key)
+		err := r.coordinatorDenied(req.CoordinatorType, key)
+		if shareDenied {
+			err = errClusterAuthorization
+		}
+		if err == nil {
+			err = validateCoordinatorKey(req.Version, req.CoordinatorType, key)
+		}
 		c.ErrorCode, c.ErrorMessage = codeFor(err), kmsg.StringPtr("")
 		e := b.coordinatorEndpoint(req.CoordinatorType, key, l)
 		c.NodeID, c.Host, c.Port = e.node, e.host, e.port
@@ -87,6 +105,24 @@ func (b *Broker) coordinatorEndpoint(keyType int8, key string, l *listener) node
 	}
 	node := b.cluster.Coordinator(typ, key)
 	return nodeEndpoint{node, b.nodeEndpoint(node, l.index)}
+}
+
+// coordinatorDenied is the refusal of one key, as KafkaApis.getCoordinator
+// checks before anything else: DESCRIBE on the group for a group key, on
+// the transactional ID for a transaction key. Share keys are checked once
+// per request (CLUSTER_ACTION, v6+ only: before, the key type is invalid).
+func (r *request) coordinatorDenied(keyType int8, key string) error {
+	switch keyType {
+	case coordinatorGroup:
+		if !r.authorized(acl.OpDescribe, acl.ResourceGroup, key) {
+			return errGroupAuthorization
+		}
+	case coordinatorTransaction:
+		if !r.authorized(acl.OpDescribe, acl.ResourceTransactionalID, key) {
+			return errTransactionalIDAuthorization
+		}
+	}
+	return nil
 }
 
 func validateCoordinatorKey(version int16, keyType int8, key string) error {

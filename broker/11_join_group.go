@@ -21,12 +21,16 @@ package broker
 //     INCONSISTENT_GROUP_PROTOCOL (also for a share group's ID),
 //     UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID, GROUP_MAX_SIZE_REACHED,
 //     MEMBER_ID_REQUIRED, REBALANCE_IN_PROGRESS.
+//   - Authorization (docs/security.md api-authorization): READ on the group,
+//     else GROUP_AUTHORIZATION_FAILED with no member and generation -1.
 
 import (
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 
 	"github.com/sharebroker/sharebroker/group"
@@ -53,6 +57,17 @@ func handleJoinGroup(b *Broker, r *request) (kmsg.Response, error) {
 	}
 	for _, p := range req.Protocols {
 		in.Protocols = append(in.Protocols, group.ClassicProtocol{Name: p.Name, Metadata: p.Metadata})
+	}
+	if !r.authorized(acl.OpRead, acl.ResourceGroup, req.Group) {
+		// JoinGroupRequest.getErrorResponse: no member, generation -1.
+		resp.MemberID, resp.LeaderID, resp.Generation = "", "", -1
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		if req.Version >= 7 {
+			resp.Protocol = nil
+		} else {
+			resp.Protocol = kmsg.StringPtr("")
+		}
+		return resp, nil
 	}
 	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
 		resp.MemberID, resp.ErrorCode = req.MemberID, codeFor(err)

@@ -9,11 +9,13 @@ package broker
 //     member ID owns it).
 //   - Errors: INVALID_GROUP_ID, UNKNOWN_MEMBER_ID (also for an unknown
 //     group), FENCED_INSTANCE_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS.
+//   - Authorization (docs/security.md api-authorization): READ on the group,
+//     else GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/group"
 )
@@ -23,7 +25,7 @@ func init() { register(12, 0, 4, handleHeartbeat) }
 func handleHeartbeat(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.HeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.HeartbeatResponse)
-	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
+	if err := b.groupGate(r, acl.OpRead, req.Group); err != nil {
 		resp.ErrorCode = codeFor(err)
 		return resp, nil
 	}

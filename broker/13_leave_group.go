@@ -11,11 +11,13 @@ package broker
 //     request; an empty group ID INVALID_GROUP_ID.
 //   - v5+ members carry a reason, which is only logged by Kafka; it is
 //     ignored here.
+//   - Authorization (docs/security.md api-authorization): READ on the group,
+//     else GROUP_AUTHORIZATION_FAILED at the top level.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/group"
 )
@@ -25,7 +27,7 @@ func init() { register(13, 0, 5, handleLeaveGroup) }
 func handleLeaveGroup(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.LeaveGroupRequest)
 	resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
-	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
+	if err := b.groupGate(r, acl.OpRead, req.Group); err != nil {
 		resp.ErrorCode = codeFor(err)
 		return resp, nil
 	}

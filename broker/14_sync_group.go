@@ -11,11 +11,13 @@ package broker
 //   - Errors: INVALID_GROUP_ID, UNKNOWN_MEMBER_ID (also for an unknown
 //     group), FENCED_INSTANCE_ID, ILLEGAL_GENERATION, REBALANCE_IN_PROGRESS,
 //     INCONSISTENT_GROUP_PROTOCOL.
+//   - Authorization (docs/security.md api-authorization): READ on the group,
+//     else GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/group"
 )
@@ -39,7 +41,7 @@ func handleSyncGroup(b *Broker, r *request) (kmsg.Response, error) {
 			in.Assignments[a.MemberID] = a.MemberAssignment
 		}
 	}
-	if err := b.notCoordinator(r.conn, cluster.Group, req.Group); err != nil {
+	if err := b.groupGate(r, acl.OpRead, req.Group); err != nil {
 		resp.ErrorCode = codeFor(err)
 		return resp, nil
 	}

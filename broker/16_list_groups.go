@@ -12,6 +12,9 @@ package broker
 //   - KIP-848 consumer groups are listed with ProtocolType "consumer",
 //     GroupType "consumer" and their state (Empty, Assigning,
 //     Reconciling, Stable).
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on
+//     CLUSTER lists every group; without it only the groups the principal
+//     may DESCRIBE are listed.
 
 import (
 	"slices"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 )
 
@@ -27,6 +31,9 @@ func init() { register(16, 0, 5, handleListGroups) }
 func handleListGroups(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ListGroupsRequest)
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
+	// DESCRIBE on CLUSTER lists every group; without it, those the
+	// principal may describe (asked quietly, as Kafka does).
+	all := r.authorizedQuietly(acl.OpDescribe, acl.ResourceCluster, acl.ClusterName)
 	matches := func(filter []string, value string) bool {
 		return len(filter) == 0 || slices.ContainsFunc(filter, func(f string) bool { return strings.EqualFold(f, value) })
 	}
@@ -35,6 +42,9 @@ func handleListGroups(b *Broker, r *request) (kmsg.Response, error) {
 			return // another node lists it
 		}
 		if !matches(req.StatesFilter, state) || !matches(req.TypesFilter, groupType) {
+			return
+		}
+		if !all && !r.authorizedQuietly(acl.OpDescribe, acl.ResourceGroup, id) {
 			return
 		}
 		lg := kmsg.NewListGroupsResponseGroup()

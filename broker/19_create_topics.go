@@ -26,13 +26,19 @@ package broker
 //   - v5+: a topic that failed answers an empty Configs list, never a null
 //     one, and -1 partitions and replication factor, as Kafka's controller
 //     does (answers-as-kafka).
+//   - Authorization (docs/security.md api-authorization): CREATE on CLUSTER
+//     or on each topic (else TOPIC_AUTHORIZATION_FAILED "Authorization
+//     failed.", after the others); configs only with DESCRIBE_CONFIGS on the
+//     topic, else TopicConfigErrorCode TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"fmt"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -46,6 +52,11 @@ func handleCreateTopics(b *Broker, r *request) (kmsg.Response, error) {
 		counts[rt.Topic]++
 	}
 	answered := make(map[string]bool, len(req.Topics))
+	// CREATE on CLUSTER (asked quietly) covers every topic; else each
+	// needs CREATE, and refused ones follow the others with Kafka's
+	// "Authorization failed." (ControllerApis.createTopics).
+	cluster := r.authorizedQuietly(acl.OpCreate, acl.ResourceCluster, acl.ClusterName)
+	var refused []kmsg.CreateTopicsResponseTopic
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		if answered[rt.Topic] {
@@ -55,18 +66,32 @@ func handleCreateTopics(b *Broker, r *request) (kmsg.Response, error) {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		var err error
+		denied := false
 		if counts[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: topic %q appears %d times in the request", errInvalidRequest, rt.Topic, counts[rt.Topic])
+		} else if denied = !cluster && !r.authorized(acl.OpCreate, acl.ResourceTopic, rt.Topic); denied {
+			err = withMessage(errTopicAuthorization, "Authorization failed.")
 		} else {
 			err = b.createTopic(rt, req.ValidateOnly, &st)
+			// Its configs only to whom may DESCRIBE_CONFIGS it (asked
+			// quietly); the others get TopicConfigErrorCode.
+			if err == nil && !r.authorizedQuietly(acl.OpDescribeConfigs, acl.ResourceTopic, rt.Topic) {
+				st.Configs = nil
+				st.ConfigErrorCode = kerr.TopicAuthorizationFailed.Code
+			}
 		}
 		if err != nil {
 			st.ErrorCode, st.ErrorMessage = codeFor(err), errMessage(err)
 			st.NumPartitions, st.ReplicationFactor = -1, -1
 			st.Configs, st.TopicID = []kmsg.CreateTopicsResponseTopicConfig{}, [16]byte{}
 		}
+		if denied {
+			refused = append(refused, st)
+			continue
+		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.Topics = append(resp.Topics, refused...)
 	return resp, nil
 }
 

@@ -14,16 +14,50 @@ package broker
 //     (answers-as-kafka).
 //   - A deleted topic's records are gone at once; its name can be reused.
 //   - ErrorMessage from v5; TopicID in the answer from v6.
+//   - Authorization (docs/security.md api-authorization): DELETE on CLUSTER,
+//     else DESCRIBE and DELETE on each topic (deleteTopicDenied); a refusal
+//     is TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
 func init() { register(20, 1, 6, handleDeleteTopics) }
+
+// deleteTopicDenied decides one topic of a DeleteTopics without DELETE on
+// CLUSTER, as ControllerApis.deleteTopics does: by name, a topic it may
+// not DESCRIBE is refused whether or not it exists, one it may describe
+// but not DELETE is refused if it exists; by ID, an existing topic it may
+// not DELETE is refused, named in the answer only if it may describe it.
+// An unknown topic it may describe is left to the deletion, which answers
+// it.
+func (r *request) deleteTopicDenied(rt kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic) bool {
+	store := r.conn.b.store
+	if rt.Topic != nil {
+		if !r.authorized(acl.OpDescribe, acl.ResourceTopic, *rt.Topic) {
+			return true
+		}
+		return store.Topic(*rt.Topic) != nil && !r.authorized(acl.OpDelete, acl.ResourceTopic, *rt.Topic)
+	}
+	t := store.TopicByID(rt.TopicID)
+	if t == nil {
+		return false
+	}
+	describable := r.authorized(acl.OpDescribe, acl.ResourceTopic, t.Name)
+	if r.authorized(acl.OpDelete, acl.ResourceTopic, t.Name) {
+		return false
+	}
+	if describable {
+		name := t.Name
+		st.Topic = &name
+	}
+	return true
+}
 
 func handleDeleteTopics(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DeleteTopicsRequest)
@@ -48,6 +82,9 @@ func handleDeleteTopics(b *Broker, r *request) (kmsg.Response, error) {
 	}
 	answeredName := make(map[string]bool)
 	answeredID := make(map[storage.TopicID]bool)
+	// DELETE on CLUSTER (asked quietly) covers every topic; else each
+	// needs DESCRIBE and DELETE (ControllerApis.deleteTopics).
+	cluster := r.authorizedQuietly(acl.OpDelete, acl.ResourceCluster, acl.ClusterName)
 	for _, rt := range targets {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -68,6 +105,8 @@ func handleDeleteTopics(b *Broker, r *request) (kmsg.Response, error) {
 			if req.Version < 3 {
 				err = fmt.Errorf("%w: topic deletion is disabled (delete.topic.enable=false)", errInvalidRequest)
 			}
+		case !cluster && r.deleteTopicDenied(rt, &st):
+			err = errTopicAuthorization
 		default:
 			var t *storage.Topic
 			if rt.Topic != nil {

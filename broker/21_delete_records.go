@@ -12,12 +12,15 @@ package broker
 //     answers the current log start.
 //   - A node that does not lead the partition answers
 //     NOT_LEADER_OR_FOLLOWER (not-leader), LowWatermark -1.
+//   - Authorization (docs/security.md api-authorization): DELETE on each
+//     topic, else its partitions TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -30,6 +33,8 @@ func handleDeleteRecords(b *Broker, r *request) (kmsg.Response, error) {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
 		t := b.store.Topic(rt.Topic)
+		// DELETE on the topic, checked before whether it exists.
+		denied := !r.authorized(acl.OpDelete, acl.ResourceTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -39,7 +44,9 @@ func handleDeleteRecords(b *Broker, r *request) (kmsg.Response, error) {
 				p = t.Partition(rp.Partition)
 			}
 			var err error
-			if p == nil {
+			if denied {
+				err = errTopicAuthorization
+			} else if p == nil {
 				err = fmt.Errorf("%w: %s-%d", storage.ErrUnknownTopic, rt.Topic, rp.Partition)
 			} else if _, code := b.checkLeader(r.conn.node(), t, p.Index, noEpoch); code != 0 {
 				sp.ErrorCode = code

@@ -21,6 +21,9 @@ package broker
 //   - An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION.
 //   - ReplicaID (v3+) is not checked: we have no followers, and consumers
 //     send -1.
+//   - Authorization: CLUSTER_ACTION on CLUSTER, or DESCRIBE on each topic;
+//     a refused topic's partitions answer TOPIC_AUTHORIZATION_FAILED and
+//     follow the others (docs/security.md api-authorization).
 //
 // v0-v1 are left out: they lack CurrentLeaderEpoch, and kgo uses the API
 // only from v2.
@@ -28,6 +31,8 @@ package broker
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/acl"
 )
 
 func init() { register(23, 2, 4, handleOffsetForLeaderEpoch) }
@@ -35,9 +40,24 @@ func init() { register(23, 2, 4, handleOffsetForLeaderEpoch) }
 func handleOffsetForLeaderEpoch(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	// CLUSTER_ACTION (a follower broker's permission, asked quietly)
+	// covers every topic; else each needs DESCRIBE, and refused topics
+	// follow the others, as in KafkaApis.handleOffsetForLeaderEpochRequest.
+	cluster := r.authorizedQuietly(acl.OpClusterAction, acl.ResourceCluster, acl.ClusterName)
+	var refused []kmsg.OffsetForLeaderEpochResponseTopic
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
+		if !cluster && !r.authorized(acl.OpDescribe, acl.ResourceTopic, rt.Topic) {
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+				sp.Partition, sp.ErrorCode = rp.Partition, kerr.TopicAuthorizationFailed.Code
+				sp.LeaderEpoch, sp.EndOffset = -1, -1
+				st.Partitions = append(st.Partitions, sp)
+			}
+			refused = append(refused, st)
+			continue
+		}
 		t := b.store.Topic(rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
@@ -54,5 +74,6 @@ func handleOffsetForLeaderEpoch(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		resp.Topics = append(resp.Topics, st)
 	}
+	resp.Topics = append(resp.Topics, refused...)
 	return resp, nil
 }

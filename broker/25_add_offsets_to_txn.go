@@ -8,11 +8,15 @@ package broker
 //     PRODUCER_FENCED (v2+; INVALID_PRODUCER_EPOCH before),
 //     CONCURRENT_TRANSACTIONS.
 //   - An empty group ID is INVALID_GROUP_ID.
+//   - Authorization (docs/security.md api-authorization): WRITE on the
+//     transactional ID, then READ on the group; else TRANSACTIONAL_ID_ or
+//     GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 )
 
@@ -21,6 +25,14 @@ func init() { register(25, 0, 4, handleAddOffsetsToTxn) }
 func handleAddOffsetsToTxn(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AddOffsetsToTxnRequest)
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
+	switch {
+	case !r.authorized(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp, nil
+	case !r.authorized(acl.OpRead, acl.ResourceGroup, req.Group):
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	if req.Group == "" {
 		resp.ErrorCode = kerr.InvalidGroupID.Code
 		return resp, nil

@@ -14,10 +14,13 @@ package broker
 //     with; its retry is recognised by the epoch below, and an abort with
 //     nothing ongoing is allowed (end-txn-bump). Below level 2, v5 follows
 //     the rules above and answers the unchanged producer ID and epoch.
+//   - Authorization (docs/security.md api-authorization): WRITE on the
+//     transactional ID, else TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 )
 
@@ -28,6 +31,9 @@ func handleEndTxn(b *Broker, r *request) (kmsg.Response, error) {
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	bump := req.Version >= 5 && b.txnVersion2()
 	pid, epoch, err := int64(-1), int16(-1), b.notCoordinator(r.conn, cluster.Transaction, req.TransactionalID)
+	if !r.authorized(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) {
+		err = errTransactionalIDAuthorization
+	}
 	if err == nil {
 		pid, epoch, err = b.txns.EndTxn(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Commit, bump)
 	}

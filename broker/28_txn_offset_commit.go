@@ -23,10 +23,14 @@ package broker
 //     AddOffsetsToTxn is needed (txn-offset-commit-implicit). Below level
 //     2 it follows the rules above.
 //   - v6 names topics by ID; an unknown ID answers UNKNOWN_TOPIC_ID.
+//   - Authorization (docs/security.md api-authorization): WRITE on the
+//     transactional ID, READ on the group (else every partition their
+//     refusal), READ on each topic (else TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 
 	"github.com/sharebroker/sharebroker/group"
@@ -43,11 +47,28 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	if req.Version >= 3 {
 		in.Generation, in.MemberID, in.InstanceID = req.Generation, req.MemberID, req.InstanceID
 	}
+	// WRITE on the transactional ID, then READ on the group: without
+	// either every partition answers its refusal (TxnOffsetCommitRequest's
+	// getErrorResponse), before anything else is looked at.
+	var denied error
+	switch {
+	case !r.authorized(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID):
+		denied = errTransactionalIDAuthorization
+	case !r.authorized(acl.OpRead, acl.ResourceGroup, req.Group):
+		denied = errGroupAuthorization
+	}
 	// v6 names topics by ID; topicErr holds UNKNOWN_TOPIC_ID for the
-	// topics we cannot name, which the group never sees.
+	// topics we cannot name, and TOPIC_AUTHORIZATION_FAILED for those the
+	// principal may not READ; the group never sees them.
 	topicErr := make([]error, len(req.Topics))
 	for i, rt := range req.Topics {
+		if denied != nil {
+			break
+		}
 		name, nameErr := b.commitTopicName(req.Version >= 6, rt.Topic, rt.TopicID)
+		if nameErr == nil && !r.authorized(acl.OpRead, acl.ResourceTopic, name) {
+			nameErr = errTopicAuthorization
+		}
 		if nameErr != nil {
 			topicErr[i] = nameErr
 			continue
@@ -68,6 +89,9 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	var errs [][]error
 	add := req.Version >= 5 && b.txnVersion2()
 	err := b.notCoordinator(r.conn, cluster.Group, req.Group)
+	if denied != nil {
+		err = denied
+	}
 	if err == nil {
 		err = b.txns.CheckOffsetCommit(req.TransactionalID, req.ProducerID, req.ProducerEpoch, req.Group, add)
 	}
@@ -86,6 +110,8 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
 			sp.Partition = rp.Partition
 			switch {
+			case denied != nil:
+				sp.ErrorCode = codeFor(denied)
 			case topicErr[i] != nil:
 				sp.ErrorCode = codeFor(topicErr[i])
 			case err != nil:

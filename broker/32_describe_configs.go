@@ -26,6 +26,9 @@ package broker
 //     default) under its own property name.
 //   - v3+: ConfigType always; Documentation when IncludeDocumentation.
 //   - Nothing is sensitive.
+//   - Authorization (docs/security.md api-authorization): DESCRIBE_CONFIGS
+//     on CLUSTER, the topic or the group, else CLUSTER_, TOPIC_ or
+//     GROUP_AUTHORIZATION_FAILED with Kafka's message, after the others.
 
 import (
 	"errors"
@@ -35,6 +38,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -43,9 +47,18 @@ func init() { register(32, 1, 4, handleDescribeConfigs) }
 func handleDescribeConfigs(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DescribeConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	// Refused resources follow the others, with Kafka's message and no
+	// configs (ConfigHelper.handleDescribeConfigsRequest).
+	var refused []kmsg.DescribeConfigsResponseResource
 	for _, rr := range req.Resources {
 		sr := kmsg.NewDescribeConfigsResponseResource()
 		sr.ResourceType, sr.ResourceName = rr.ResourceType, rr.ResourceName
+		if err := r.configDenied(acl.OpDescribeConfigs, rr.ResourceType, rr.ResourceName); err != nil {
+			sr.ErrorCode, sr.ErrorMessage = codeFor(err), errMessage(err)
+			sr.Configs = []kmsg.DescribeConfigsResponseResourceConfig{}
+			refused = append(refused, sr)
+			continue
+		}
 		entries, err := b.describeResource(r.conn.node(), rr.ResourceType, rr.ResourceName)
 		sr.ErrorMessage = kmsg.StringPtr("")
 		if err != nil {
@@ -64,6 +77,7 @@ func handleDescribeConfigs(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		resp.Resources = append(resp.Resources, sr)
 	}
+	resp.Resources = append(resp.Resources, refused...)
 	return resp, nil
 }
 

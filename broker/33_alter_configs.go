@@ -15,6 +15,9 @@ package broker
 //   - Other resource types, and a resource given twice, answer
 //     INVALID_REQUEST.
 //   - ValidateOnly checks everything and changes nothing.
+//   - Authorization (docs/security.md api-authorization): ALTER_CONFIGS on
+//     CLUSTER, the topic or the group, else CLUSTER_, TOPIC_ or
+//     GROUP_AUTHORIZATION_FAILED, after the duplicate check.
 
 import (
 	"fmt"
@@ -24,6 +27,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -53,6 +57,9 @@ func handleAlterConfigs(b *Broker, r *request) (kmsg.Response, error) {
 			return next, nil
 		}
 		err := dups[i]
+		if err == nil {
+			err = r.configDenied(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
+		}
 		if err == nil {
 			err = b.alterConfigResource(r.conn.node(), rr.ResourceType, rr.ResourceName, names, req.ValidateOnly, replace)
 		}

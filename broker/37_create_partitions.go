@@ -12,12 +12,15 @@ package broker
 //     replica list, its first live node the leader (explicit-assignment).
 //   - ValidateOnly checks everything and adds nothing.
 //   - New partitions start empty at offset 0.
+//   - Authorization (docs/security.md api-authorization): ALTER on each
+//     topic, else TOPIC_AUTHORIZATION_FAILED without a message.
 
 import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -41,6 +44,10 @@ func handleCreatePartitions(b *Broker, r *request) (kmsg.Response, error) {
 		var err error
 		if counts[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: topic %q appears %d times in the request", errInvalidRequest, rt.Topic, counts[rt.Topic])
+		} else if !r.authorized(acl.OpAlter, acl.ResourceTopic, rt.Topic) {
+			// ALTER on the topic; the refusal has no message, as
+			// ControllerApis.createPartitions answers it.
+			err = codeOnly{errTopicAuthorization}
 		} else {
 			err = b.createPartitions(&rt, req.ValidateOnly)
 		}

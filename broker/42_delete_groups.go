@@ -14,11 +14,13 @@ package broker
 //     Kafka after 4.3, not in the 4.2 this broker follows, and Kafka's own
 //     v3 definition was not available to check its texts and error
 //     downgrades against.
+//   - Authorization (docs/security.md api-authorization): DELETE on each
+//     group, else GROUP_AUTHORIZATION_FAILED.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/group"
 )
@@ -31,7 +33,7 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 	for _, id := range req.Groups {
 		g := kmsg.NewDeleteGroupsResponseGroup()
 		g.Group = id
-		err := b.notCoordinator(r.conn, cluster.Group, id)
+		err := b.groupGate(r, acl.OpDelete, id)
 		switch t, _ := b.groupRegistry.TypeOf(id); {
 		case err != nil:
 		case t == group.TypeClassic:

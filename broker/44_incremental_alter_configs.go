@@ -15,6 +15,9 @@ package broker
 //     lowered retention.ms or retention.bytes applies before the answer.
 //   - BROKER (4) resources and everything else: as AlterConfigs.
 //   - ValidateOnly checks everything and changes nothing.
+//   - Authorization (docs/security.md api-authorization): ALTER_CONFIGS on
+//     CLUSTER, the topic or the group, else CLUSTER_, TOPIC_ or
+//     GROUP_AUTHORIZATION_FAILED, after the duplicate check.
 
 import (
 	"fmt"
@@ -22,6 +25,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/acl"
 )
 
 func init() { register(44, 0, 1, handleIncrementalAlterConfigs) }
@@ -48,6 +53,9 @@ func handleIncrementalAlterConfigs(b *Broker, r *request) (kmsg.Response, error)
 			return current, nil
 		}
 		err := dups[i]
+		if err == nil {
+			err = r.configDenied(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName)
+		}
 		if err == nil {
 			err = b.alterConfigResource(r.conn.node(), rr.ResourceType, rr.ResourceName, names, req.ValidateOnly, apply)
 		}

@@ -9,6 +9,9 @@ package broker
 //     iterations, never salt or keys (sasl-secrets).
 //   - Results are sorted by user, mechanisms by number (Kafka's follow
 //     hash maps).
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on
+//     CLUSTER, else CLUSTER_AUTHORIZATION_FAILED with Kafka's message at
+//     the top level and for each user asked for.
 
 import (
 	"maps"
@@ -16,6 +19,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/acl"
 )
 
 func init() {
@@ -25,6 +30,19 @@ func init() {
 func handleDescribeUserSCRAMCredentials(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DescribeUserSCRAMCredentialsRequest)
 	resp := kmsg.NewPtrDescribeUserSCRAMCredentialsResponse()
+	if !r.authorizedCluster(acl.OpDescribe) {
+		// DescribeUserScramCredentialsRequest.getErrorResponse: the code and
+		// Kafka's message at the top level and once per user asked for,
+		// the user's name left empty.
+		err := errClusterAuthorization
+		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
+		for range req.Users {
+			res := kmsg.NewDescribeUserSCRAMCredentialsResponseResult()
+			res.ErrorCode, res.ErrorMessage = codeFor(err), errMessage(err)
+			resp.Results = append(resp.Results, res)
+		}
+		return resp, nil
+	}
 	described := b.creds.describeSCRAM()
 	var users []string
 	dup := make(map[string]bool)

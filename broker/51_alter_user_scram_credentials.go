@@ -13,10 +13,17 @@ package broker
 //     salted password (the client salts), never the salted password.
 //   - Results: deletions, then upsertions, then errors, each in request
 //     order (Kafka's follow hash maps).
+//   - Authorization (docs/security.md api-authorization): ALTER on
+//     CLUSTER, else every user named answers CLUSTER_AUTHORIZATION_FAILED
+//     (acl-apis-need-cluster's message), once each, sorted.
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/acl"
 )
 
 func init() {
@@ -29,8 +36,32 @@ type scramAlterError struct {
 	msg  string
 }
 
+// scramAlterRefused answers every user the request names, once each and
+// sorted, with err, as AlterUserScramCredentialsRequest.getErrorResponse
+// does.
+func scramAlterRefused(req *kmsg.AlterUserSCRAMCredentialsRequest, err error) kmsg.Response {
+	resp := req.ResponseKind().(*kmsg.AlterUserSCRAMCredentialsResponse)
+	var users []string
+	for _, d := range req.Deletions {
+		users = append(users, d.Name)
+	}
+	for _, u := range req.Upsertions {
+		users = append(users, u.Name)
+	}
+	slices.Sort(users)
+	for _, name := range slices.Compact(users) {
+		res := kmsg.NewAlterUserSCRAMCredentialsResponseResult()
+		res.User, res.ErrorCode, res.ErrorMessage = name, codeFor(err), errMessage(err)
+		resp.Results = append(resp.Results, res)
+	}
+	return resp
+}
+
 func handleAlterUserSCRAMCredentials(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterUserSCRAMCredentialsRequest)
+	if !r.authorizedCluster(acl.OpAlter) {
+		return scramAlterRefused(req, r.clusterDenied()), nil
+	}
 	var deletions []kmsg.AlterUserSCRAMCredentialsRequestDeletion
 	var upserts []kmsg.AlterUserSCRAMCredentialsRequestUpsertion
 	errs := make(map[string]scramAlterError)

@@ -13,23 +13,22 @@ package broker
 //     order with the others, each with IsFenced true (KIP-1073;
 //     docs/cluster.md describe-cluster-fenced). Without it, or before v2,
 //     only the live nodes are listed.
-//   - IncludeClusterAuthorizedOperations answers every cluster operation:
-//     there are no ACLs. Otherwise the field is INT32_MIN, as Kafka sends.
+//   - IncludeClusterAuthorizedOperations answers the cluster operations the
+//     principal may perform (authorized-operations), or 0 without DESCRIBE
+//     on CLUSTER. Otherwise the field is INT32_MIN, as Kafka sends.
+//   - Anyone may describe the cluster: Kafka checks nothing else
+//     (AuthHelper.computeDescribeClusterResponse).
 
 import (
 	"fmt"
 	"math"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/acl"
 )
 
 const endpointTypeBrokers = 1
-
-// clusterOperations is the bit set of every ACL operation that applies to
-// the cluster resource: ALTER (7), DESCRIBE (8), CLUSTER_ACTION (9),
-// DESCRIBE_CONFIGS (10), ALTER_CONFIGS (11), IDEMPOTENT_WRITE (12) and
-// CREATE (5).
-const clusterOperations int32 = 1<<5 | 1<<7 | 1<<8 | 1<<9 | 1<<10 | 1<<11 | 1<<12
 
 func init() { register(60, 0, 2, handleDescribeCluster) }
 
@@ -57,7 +56,10 @@ func handleDescribeCluster(b *Broker, r *request) (kmsg.Response, error) {
 	}
 	resp.ClusterAuthorizedOperations = math.MinInt32
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterOperations
+		resp.ClusterAuthorizedOperations = 0
+		if r.authorizedCluster(acl.OpDescribe) {
+			resp.ClusterAuthorizedOperations = r.authorizedOperations(acl.ResourceCluster, acl.ClusterName)
+		}
 	}
 	return resp, nil
 }

@@ -9,10 +9,14 @@ package broker
 //   - An unknown topic or partition answers UNKNOWN_TOPIC_OR_PARTITION;
 //     for an unknown topic with the error's own message, for an unknown
 //     partition with none, as Kafka does (answers-as-kafka).
+//   - Authorization (docs/security.md api-authorization): READ on each
+//     topic, else TOPIC_AUTHORIZATION_FAILED with Kafka's message.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/acl"
 )
 
 func init() { register(61, 0, 0, handleDescribeProducers) }
@@ -24,9 +28,17 @@ func handleDescribeProducers(b *Broker, r *request) (kmsg.Response, error) {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
 		t := b.store.Topic(rt.Topic)
+		// READ on the topic, checked before whether it exists; the
+		// refusal carries its message (an ApiError in Kafka).
+		denied := !r.authorized(acl.OpRead, acl.ResourceTopic, rt.Topic)
 		for _, p := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = p
+			if denied {
+				sp.ErrorCode, sp.ErrorMessage = codeFor(errTopicAuthorization), errMessage(errTopicAuthorization)
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			if t == nil || t.Partition(p) == nil {
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 				if t == nil {

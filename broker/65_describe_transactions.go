@@ -6,10 +6,14 @@ package broker
 //     epoch, timeout, the start time of its ongoing transaction (-1 if
 //     none) and its partitions by topic (describe-transactions).
 //   - An unknown ID answers TRANSACTIONAL_ID_NOT_FOUND.
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on each
+//     transactional ID (else TRANSACTIONAL_ID_AUTHORIZATION_FAILED); topics
+//     the principal may not DESCRIBE are left out.
 
 import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/txn"
 )
@@ -23,6 +27,9 @@ func handleDescribeTransactions(b *Broker, r *request) (kmsg.Response, error) {
 		st := kmsg.NewDescribeTransactionsResponseTransactionState()
 		st.TransactionalID = id
 		err := b.notCoordinator(r.conn, cluster.Transaction, id)
+		if !r.authorized(acl.OpDescribe, acl.ResourceTransactionalID, id) {
+			err = errTransactionalIDAuthorization
+		}
 		var d txn.Description
 		if err == nil {
 			d, err = b.txns.Describe(id)
@@ -41,6 +48,10 @@ func handleDescribeTransactions(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		st.ProducerID, st.ProducerEpoch = d.ProducerID, d.Epoch
 		for _, tp := range d.Partitions {
+			// Only topics the principal may describe are listed.
+			if !r.authorized(acl.OpDescribe, acl.ResourceTopic, tp.Topic) {
+				continue
+			}
 			if n := len(st.Topics); n == 0 || st.Topics[n-1].Topic != tp.Topic {
 				t := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
 				t.Topic = tp.Topic

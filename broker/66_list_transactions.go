@@ -15,6 +15,8 @@ package broker
 //     syntax Go's regexp shares; null or empty means no filter. A pattern
 //     that does not compile answers INVALID_REGULAR_EXPRESSION and nothing
 //     else.
+//   - Authorization (docs/security.md api-authorization): only transactional
+//     IDs the principal may DESCRIBE are listed.
 
 import (
 	"regexp"
@@ -23,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 
 	"github.com/sharebroker/sharebroker/txn"
@@ -63,6 +66,10 @@ func handleListTransactions(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		if !b.coordinates(r.conn, cluster.Transaction, d.TransactionalID) {
 			continue // another node lists it
+		}
+		// Only transactional IDs the principal may describe are listed.
+		if !r.authorized(acl.OpDescribe, acl.ResourceTransactionalID, d.TransactionalID) {
+			continue
 		}
 		st := kmsg.NewListTransactionsResponseTransactionState()
 		st.TransactionalID, st.ProducerID, st.TransactionState = d.TransactionalID, d.ProducerID, d.State.String()

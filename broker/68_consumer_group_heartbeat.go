@@ -27,10 +27,16 @@ package broker
 //     UNKNOWN_MEMBER_ID, FENCED_MEMBER_EPOCH, FENCED_INSTANCE_ID,
 //     UNRELEASED_INSTANCE_ID, UNSUPPORTED_ASSIGNOR, INVALID_REGULAR_EXPRESSION,
 //     GROUP_MAX_SIZE_REACHED, each with a message.
+//   - Authorization (docs/security.md api-authorization): READ on the group
+//     (else GROUP_AUTHORIZATION_FAILED), DESCRIBE on every subscribed topic
+//     (else TOPIC_AUTHORIZATION_FAILED), without a message.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"slices"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 
 	"github.com/sharebroker/sharebroker/group"
@@ -61,6 +67,10 @@ func handleConsumerGroupHeartbeat(b *Broker, r *request) (kmsg.Response, error) 
 			in.Owned = append(in.Owned, group.TopicPartitions{TopicID: t.TopicID, Partitions: t.Partitions})
 		}
 	}
+	if code := r.subscriptionDenied(req.Group, req.SubscribedTopicNames); code != 0 {
+		resp.ErrorCode = code
+		return resp, nil
+	}
 	err := b.notCoordinator(r.conn, cluster.Group, req.Group)
 	var res group.ConsumerHeartbeatResult
 	if err == nil {
@@ -84,4 +94,28 @@ func handleConsumerGroupHeartbeat(b *Broker, r *request) (kmsg.Response, error) 
 		resp.Assignment = &a
 	}
 	return resp, nil
+}
+
+// subscriptionDenied is the error code of a group heartbeat (consumer or
+// share) the principal may not send, as KafkaApis checks before the
+// coordinator: GROUP_AUTHORIZATION_FAILED without READ on the group, then
+// TOPIC_AUTHORIZATION_FAILED when any subscribed topic may not be
+// described (each refused topic is counted). 0 when allowed.
+func (r *request) subscriptionDenied(groupID string, topics []string) int16 {
+	if !r.authorized(acl.OpRead, acl.ResourceGroup, groupID) {
+		return kerr.GroupAuthorizationFailed.Code
+	}
+	var denied bool
+	for i, t := range topics {
+		if slices.Contains(topics[:i], t) {
+			continue
+		}
+		if !r.authorized(acl.OpDescribe, acl.ResourceTopic, t) {
+			denied = true
+		}
+	}
+	if denied {
+		return kerr.TopicAuthorizationFailed.Code
+	}
+	return 0
 }

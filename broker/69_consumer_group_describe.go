@@ -9,14 +9,20 @@ package broker
 //     another type GROUP_ID_NOT_FOUND, as in Kafka.
 //   - v1 adds MemberType: 1 (consumer protocol) for every member, as no
 //     classic member joins a consumer group here.
-//   - IncludeAuthorizedOperations: there are no ACLs, so every group
-//     operation is allowed.
+//   - IncludeAuthorizedOperations: the group operations the principal may
+//     perform (authorized-operations); otherwise INT32_MIN, as Kafka sends.
+//   - Authorization: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
+//     (refused groups first), and a group whose members are (or are to be) assigned a topic
+//     the principal may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED.
 
 import (
 	"math"
+	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 
 	"github.com/sharebroker/sharebroker/group"
@@ -27,7 +33,21 @@ func init() { register(69, 0, 1, handleConsumerGroupDescribe) }
 func handleConsumerGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ConsumerGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
-	for _, d := range b.consumerGroups.Describe(req.Groups) {
+	// Refused groups come first, as in KafkaApis.handleConsumerGroupDescribe.
+	var allowed []string
+	for _, id := range req.Groups {
+		if r.authorized(acl.OpDescribe, acl.ResourceGroup, id) {
+			allowed = append(allowed, id)
+			continue
+		}
+		g := kmsg.NewConsumerGroupDescribeResponseGroup()
+		g.Group, g.AuthorizedOperations, g.ErrorCode = id, math.MinInt32, kerr.GroupAuthorizationFailed.Code
+		resp.Groups = append(resp.Groups, g)
+	}
+	if b.authz != nil {
+		defer hideUndescribable(r, resp)
+	}
+	for _, d := range b.consumerGroups.Describe(allowed) {
 		if err := b.notCoordinator(r.conn, cluster.Group, d.GroupID); err != nil {
 			d = group.ConsumerDescribedGroup{GroupID: d.GroupID, Err: err}
 		}
@@ -40,7 +60,7 @@ func handleConsumerGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 			continue
 		}
 		if req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = allGroupOperations
+			g.AuthorizedOperations = r.authorizedOperations(acl.ResourceGroup, d.GroupID)
 		}
 		g.State, g.Epoch, g.AssignmentEpoch, g.AssignorName = string(d.State), d.GroupEpoch, d.AssignmentEpoch, d.AssignorName
 		for _, m := range d.Members {
@@ -58,6 +78,50 @@ func handleConsumerGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil
+}
+
+// hideUndescribable replaces a described group whose members' assignment
+// or target assignment names a topic the principal may not DESCRIBE with
+// TOPIC_AUTHORIZATION_FAILED and no members, as Kafka does: a client may
+// not learn of topics through a group.
+func hideUndescribable(r *request, resp *kmsg.ConsumerGroupDescribeResponse) {
+	may := topicDescribeMemo(r)
+	for i := range resp.Groups {
+		g := &resp.Groups[i]
+		hidden := false
+		for _, m := range g.Members {
+			for _, tp := range slices.Concat(m.Assignment.TopicPartitions, m.TargetAssignment.TopicPartitions) {
+				if !may(tp.Topic) {
+					hidden = true
+				}
+			}
+		}
+		if hidden {
+			ng := kmsg.NewConsumerGroupDescribeResponseGroup()
+			ng.Group, ng.ErrorCode = g.Group, kerr.TopicAuthorizationFailed.Code
+			ng.ErrorMessage = kmsg.StringPtr(describedTopicsRefused)
+			ng.Members = []kmsg.ConsumerGroupDescribeResponseGroupMember{}
+			*g = ng
+		}
+	}
+}
+
+// describedTopicsRefused is Kafka's message for a described group hidden
+// for its topics.
+const describedTopicsRefused = "The group has described topic(s) that the client is not authorized to describe."
+
+// topicDescribeMemo asks DESCRIBE on each topic once per request, as
+// Kafka's filterByAuthorized asks each distinct name once.
+func topicDescribeMemo(r *request) func(topic string) bool {
+	allowed := make(map[string]bool)
+	return func(topic string) bool {
+		ok, seen := allowed[topic]
+		if !seen {
+			ok = r.authorized(acl.OpDescribe, acl.ResourceTopic, topic)
+			allowed[topic] = ok
+		}
+		return ok
+	}
 }
 
 func kmsgAssignment(tps []group.TopicPartitions) kmsg.Assignment {

@@ -14,10 +14,12 @@ package broker
 //   - Errors: INVALID_REQUEST, GROUP_ID_NOT_FOUND (a group of another type,
 //     or a non-zero epoch for an unknown group), UNKNOWN_MEMBER_ID,
 //     FENCED_MEMBER_EPOCH, GROUP_MAX_SIZE_REACHED, each with a message.
+//   - Authorization (docs/security.md api-authorization): READ on the
+//     group, else GROUP_AUTHORIZATION_FAILED; then, for a valid member ID,
+//     DESCRIBE on every subscribed topic, else TOPIC_AUTHORIZATION_FAILED
+//     (v1); both without a message, as Kafka's getErrorResponse.
 
 import (
-	"net"
-
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/cluster"
@@ -30,6 +32,16 @@ func init() { register(76, 1, 1, handleShareGroupHeartbeat) }
 func handleShareGroupHeartbeat(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareGroupHeartbeatRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupHeartbeatResponse)
+	// Kafka checks the member ID between the group and the topics: an
+	// invalid one is refused below, whatever the topics.
+	topics := req.SubscribedTopicNames
+	if group.CheckMemberID(req.MemberID) != nil {
+		topics = nil
+	}
+	if code := r.subscriptionDenied(req.GroupID, topics); code != 0 {
+		resp.ErrorCode = code // and a null message, as Kafka's getErrorResponse
+		return resp, nil
+	}
 	if err := b.notCoordinator(r.conn, cluster.Group, req.GroupID); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil
@@ -66,9 +78,4 @@ func handleShareGroupHeartbeat(b *Broker, r *request) (kmsg.Response, error) {
 
 // clientHost is the client's address as Kafka reports it in group
 // descriptions: the IP with a leading slash.
-func (c *conn) clientHost() string {
-	if addr, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
-		return "/" + addr.IP.String()
-	}
-	return "/" + c.nc.RemoteAddr().String()
-}
+func (c *conn) clientHost() string { return "/" + c.clientIP() }

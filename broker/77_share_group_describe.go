@@ -8,29 +8,44 @@ package broker
 //     assignment (topic IDs with names).
 //   - An empty ID answers INVALID_GROUP_ID; an unknown one, or one used by
 //     another kind of group, GROUP_ID_NOT_FOUND.
-//   - IncludeAuthorizedOperations: there are no ACLs, so every group
-//     operation is allowed; otherwise the field is INT32_MIN, as Kafka sends.
+//   - IncludeAuthorizedOperations: the group operations the principal may
+//     perform (authorized-operations); otherwise INT32_MIN, as Kafka sends.
+//   - Authorization: DESCRIBE on each group, else GROUP_AUTHORIZATION_FAILED
+//     (refused groups first); a group whose members are assigned a topic
+//     the principal may not DESCRIBE answers TOPIC_AUTHORIZATION_FAILED with
+//     Kafka's message and no members.
 
 import (
 	"math"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
 )
-
-// allGroupOperations is the bit set of every ACL operation on a group:
-// READ (3), DELETE (6), DESCRIBE (8), DESCRIBE_CONFIGS (10), ALTER_CONFIGS
-// (11), as Kafka reports for a principal allowed everything.
-const allGroupOperations = 1<<3 | 1<<6 | 1<<8 | 1<<10 | 1<<11
 
 func init() { register(77, 1, 1, handleShareGroupDescribe) }
 
 func handleShareGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
-	for _, d := range b.shareGroups.Describe(req.GroupIDs) {
+	// Refused groups come first, as in KafkaApis.handleShareGroupDescribe.
+	var allowed []string
+	for _, id := range req.GroupIDs {
+		if r.authorized(acl.OpDescribe, acl.ResourceGroup, id) {
+			allowed = append(allowed, id)
+			continue
+		}
+		g := kmsg.NewShareGroupDescribeResponseGroup()
+		g.GroupID, g.AuthorizedOperations, g.ErrorCode = id, math.MinInt32, kerr.GroupAuthorizationFailed.Code
+		resp.Groups = append(resp.Groups, g)
+	}
+	if b.authz != nil {
+		defer hideUndescribableShare(r, resp)
+	}
+	for _, d := range b.shareGroups.Describe(allowed) {
 		if err := b.notCoordinator(r.conn, cluster.Group, d.GroupID); err != nil {
 			d = group.ShareDescribedGroup{GroupID: d.GroupID, Err: err}
 		}
@@ -43,7 +58,7 @@ func handleShareGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 			continue
 		}
 		if req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = allGroupOperations
+			g.AuthorizedOperations = r.authorizedOperations(acl.ResourceGroup, d.GroupID)
 		}
 		g.GroupState = string(d.State)
 		g.GroupEpoch, g.AssignmentEpoch, g.Assignor = d.GroupEpoch, d.AssignmentEpoch, d.AssignorName
@@ -62,4 +77,29 @@ func handleShareGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil
+}
+
+// hideUndescribableShare is hideUndescribable for share groups: a group
+// whose members are assigned a topic the principal may not DESCRIBE
+// answers TOPIC_AUTHORIZATION_FAILED without members.
+func hideUndescribableShare(r *request, resp *kmsg.ShareGroupDescribeResponse) {
+	may := topicDescribeMemo(r)
+	for i := range resp.Groups {
+		g := &resp.Groups[i]
+		hidden := false
+		for _, m := range g.Members {
+			for _, tp := range m.Assignment.TopicPartitions {
+				if !may(tp.Topic) {
+					hidden = true
+				}
+			}
+		}
+		if hidden {
+			ng := kmsg.NewShareGroupDescribeResponseGroup()
+			ng.GroupID, ng.ErrorCode = g.GroupID, kerr.TopicAuthorizationFailed.Code
+			ng.ErrorMessage = kmsg.StringPtr(describedTopicsRefused)
+			ng.Members = []kmsg.ShareGroupDescribeResponseGroupMember{}
+			*g = ng
+		}
+	}
 }

@@ -50,6 +50,10 @@ package broker
 //   - With share.isolation.level=read_committed records are acquired only
 //     below the last stable offset, and batches of aborted transactions
 //     are archived as they are acquired (share-read-committed).
+//   - Authorization (docs/security.md api-authorization): READ on the group
+//     (else GROUP_AUTHORIZATION_FAILED at the top level), READ on each topic
+//     of the request and the session (else its partitions and
+//     acknowledgements TOPIC_AUTHORIZATION_FAILED, without a message).
 
 import (
 	"fmt"
@@ -57,6 +61,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
@@ -64,12 +69,48 @@ import (
 
 func init() { register(78, 1, 2, handleShareFetch) }
 
+// errShareTopicAuthorization refuses a share partition of a topic the
+// principal may not READ: the code without a message, as Kafka's
+// ShareFetchResponse.partitionResponse and ShareAcknowledgeResponse's.
+var errShareTopicAuthorization = codeOnly{errTopicAuthorization}
+
+// shareTopicsDenied is, with authorization on, the topic IDs among the
+// named and session partitions the principal may not READ (each counted
+// once); nil with it off. A topic ID that names no topic is answered
+// UNKNOWN_TOPIC_ID elsewhere, not refused here.
+func (r *request) shareTopicsDenied(named []shareserve.TopicPartition, parts []shareserve.SessionPartition) map[[16]byte]bool {
+	if r.conn.b.authz == nil {
+		return nil
+	}
+	denied := make(map[[16]byte]bool)
+	seen := make(map[[16]byte]bool)
+	check := func(id [16]byte) {
+		if seen[id] {
+			return
+		}
+		seen[id] = true
+		if t := r.conn.b.store.TopicByID(id); t != nil && !r.authorized(acl.OpRead, acl.ResourceTopic, t.Name) {
+			denied[id] = true
+		}
+	}
+	for _, tp := range named {
+		check(tp.TopicID)
+	}
+	for _, sp := range parts {
+		check(sp.TopicID)
+	}
+	return denied
+}
+
 func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareFetchRequest)
 	resp := &shareFetchResponse{ShareFetchResponse: *req.ResponseKind().(*kmsg.ShareFetchResponse)}
 	fail := func(err error) (kmsg.Response, error) {
 		resp.ErrorCode = codeFor(err) // and a null ErrorMessage, as in Kafka
 		return resp, nil
+	}
+	if req.GroupID != nil && !r.authorized(acl.OpRead, acl.ResourceGroup, *req.GroupID) {
+		return fail(errGroupAuthorization)
 	}
 	if err := validateShareIDs(req.GroupID, req.MemberID); err != nil {
 		return fail(err)
@@ -117,6 +158,10 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 		return fail(err)
 	}
 
+	// READ on each topic of the session, checked on every request as
+	// Kafka does; a refused partition answers TOPIC_AUTHORIZATION_FAILED,
+	// and so do its acknowledgements.
+	denied := r.shareTopicsDenied(named, parts)
 	cfg := b.groupConfigs.Share(key.Group) // once for the whole request
 	resp.AcquisitionLockTimeoutMillis = int32(cfg.RecordLockDuration.Milliseconds())
 	f := b.shares.NewFetch(key, cfg)
@@ -126,7 +171,9 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 		for _, rp := range rt.Partitions {
 			if len(rp.AcknowledgementBatches) > 0 {
 				tp := shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
-				if err := led.check(tp); err != nil {
+				if denied[tp.TopicID] {
+					f.Refuse(tp, errShareTopicAuthorization)
+				} else if err := led.check(tp); err != nil {
 					f.Refuse(tp, err) // and shareserve refuses its acknowledgements
 				}
 				f.Acknowledge(tp, req.Version, req.IsRenewAck, fetchAckBatches(rp.AcknowledgementBatches), now)
@@ -146,11 +193,18 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 
 	// Partitions another node leads answer NOT_LEADER_OR_FOLLOWER and are
 	// not acquired from; the request then answers without waiting.
+	// Partitions of refused topics are answered the same way.
 	ours := parts
-	if b.cfg.Nodes > 1 {
+	if b.cfg.Nodes > 1 || denied != nil {
 		ours = make([]shareserve.SessionPartition, 0, len(parts))
 		for _, sp := range parts {
-			if err := led.check(sp.TopicPartition); err != nil {
+			var err error
+			if denied[sp.TopicID] {
+				err = errShareTopicAuthorization
+			} else if b.cfg.Nodes > 1 {
+				err = led.check(sp.TopicPartition)
+			}
+			if err != nil {
 				if f.Answer(sp.TopicPartition) == nil {
 					f.Refuse(sp.TopicPartition, err)
 				}
@@ -158,7 +212,9 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 			}
 			ours = append(ours, sp)
 		}
-		f.CheckLeader(led.check) // a leader may move while the request waits
+		if b.cfg.Nodes > 1 {
+			f.CheckLeader(led.check) // a leader may move while the request waits
+		}
 	}
 	if f.Plan(ours, req.ShareSessionEpoch, b.shareFetchLimits(req, mode)) {
 		deadline := b.clock.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)

@@ -27,10 +27,15 @@ package broker
 //   - A top-level error has a null ErrorMessage: Kafka answers those with
 //     ShareAcknowledgeRequest.getErrorResponse, which sets only the code
 //     (answers-as-kafka). Partition errors carry a message.
+//   - Authorization (docs/security.md api-authorization): READ on the group
+//     (else GROUP_AUTHORIZATION_FAILED), READ on each topic (else
+//     TOPIC_AUTHORIZATION_FAILED).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 )
 
@@ -43,6 +48,9 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 		resp.ErrorCode = codeFor(err)
 		return resp, nil
 	}
+	if req.GroupID != nil && !r.authorized(acl.OpRead, acl.ResourceGroup, *req.GroupID) {
+		return fail(errGroupAuthorization)
+	}
 	if err := validateShareIDs(req.GroupID, req.MemberID); err != nil {
 		return fail(err)
 	}
@@ -52,6 +60,15 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 	}
 	resp.AcquisitionLockTimeoutMillis = int32(b.groupConfigs.Share(key.Group).RecordLockDuration.Milliseconds())
 	now := b.clock.Now()
+	var named []shareserve.TopicPartition
+	if b.authz != nil {
+		for _, rt := range req.Topics {
+			for _, rp := range rt.Partitions {
+				named = append(named, shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition})
+			}
+		}
+	}
+	denied := r.shareTopicsDenied(named, nil) // READ on each topic acknowledged
 	for _, rt := range req.Topics {
 		st := kmsg.NewShareAcknowledgeResponseTopic()
 		st.TopicID = rt.TopicID
@@ -59,6 +76,11 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 			sp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			sp.Partition = rp.Partition
 			tp := shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
+			if denied[rt.TopicID] {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			err := b.shares.Acknowledge(key, tp, req.Version, req.IsRenewAck, ackRequestAckBatches(rp.AcknowledgementBatches), now)
 			sp.ErrorCode, sp.ErrorMessage = codeFor(err), errMessage(err)
 			st.Partitions = append(st.Partitions, sp)

@@ -13,15 +13,20 @@ package broker
 //   - Topics null asks for everything: every partition with share state,
 //     and every partition of a topic a member subscribes to (StartOffset -1
 //     when never read). Topics empty answers the group with no topics.
+//   - Authorization (docs/security.md api-authorization): DESCRIBE on each
+//     group (else GROUP_AUTHORIZATION_FAILED), DESCRIBE on each topic
+//     (named: TOPIC_AUTHORIZATION_FAILED after the others; all: left out).
 
 import (
 	"maps"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/cluster"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 )
 
@@ -33,14 +38,45 @@ func handleDescribeShareGroupOffsets(b *Broker, r *request) (kmsg.Response, erro
 	for _, rg := range req.Groups {
 		g := kmsg.NewDescribeShareGroupOffsetsResponseGroup()
 		g.GroupID = rg.GroupID
+		if !r.authorized(acl.OpDescribe, acl.ResourceGroup, rg.GroupID) {
+			g.ErrorCode = kerr.GroupAuthorizationFailed.Code // a null message, as Kafka
+			resp.Groups = append(resp.Groups, g)
+			continue
+		}
 		if err := b.notCoordinator(r.conn, cluster.Group, rg.GroupID); err != nil {
 			g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err)
 			resp.Groups = append(resp.Groups, g)
 			continue
 		}
+		// DESCRIBE on each topic: describe-all leaves out the others;
+		// named ones refused answer TOPIC_AUTHORIZATION_FAILED, with
+		// Kafka's message and no topic ID, after the rest.
+		var refused []kmsg.DescribeShareGroupOffsetsResponseGroupTopic
 		wanted := rg.Topics
 		if wanted == nil {
 			wanted = b.shareOffsetTopics(rg.GroupID)
+		}
+		if b.authz != nil {
+			kept := wanted[:0:0]
+			for _, rt := range wanted {
+				if r.authorized(acl.OpDescribe, acl.ResourceTopic, rt.Topic) {
+					kept = append(kept, rt)
+					continue
+				}
+				if rg.Topics == nil {
+					continue
+				}
+				st := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
+				st.Topic = rt.Topic
+				for _, idx := range rt.Partitions {
+					sp := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopicPartition()
+					sp.Partition, sp.StartOffset, sp.Lag = idx, -1, -1
+					sp.ErrorCode, sp.ErrorMessage = codeFor(errTopicAuthorization), errMessage(errTopicAuthorization)
+					st.Partitions = append(st.Partitions, sp)
+				}
+				refused = append(refused, st)
+			}
+			wanted = kept
 		}
 		for _, rt := range wanted {
 			st := kmsg.NewDescribeShareGroupOffsetsResponseGroupTopic()
@@ -63,6 +99,7 @@ func handleDescribeShareGroupOffsets(b *Broker, r *request) (kmsg.Response, erro
 			}
 			g.Topics = append(g.Topics, st)
 		}
+		g.Topics = append(g.Topics, refused...)
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil

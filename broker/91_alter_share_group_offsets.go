@@ -10,13 +10,16 @@ package broker
 //     never read before gets its state now.
 //   - An unknown topic, or a partition the topic does not have, answers
 //     UNKNOWN_TOPIC_OR_PARTITION; a negative StartOffset INVALID_REQUEST.
+//   - Authorization (docs/security.md api-authorization): READ on the group
+//     (else GROUP_AUTHORIZATION_FAILED), READ on each topic (else
+//     TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/storage"
 )
@@ -26,7 +29,7 @@ func init() { register(91, 0, 0, handleAlterShareGroupOffsets) }
 func handleAlterShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.AlterShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterShareGroupOffsetsResponse)
-	if err := b.notCoordinator(r.conn, cluster.Group, req.GroupID); err != nil {
+	if err := b.groupGate(r, acl.OpRead, req.GroupID); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil
 	}
@@ -46,6 +49,8 @@ func handleAlterShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error) 
 			sp.Partition = rp.Partition
 			var err error
 			switch {
+			case !r.authorized(acl.OpRead, acl.ResourceTopic, rt.Topic):
+				err = errTopicAuthorization
 			case t == nil:
 				err = fmt.Errorf("%w: %q", storage.ErrUnknownTopic, rt.Topic)
 			case t.Partition(rp.Partition) == nil:

@@ -9,13 +9,16 @@ package broker
 //     initialises it again from share.auto.offset.reset. An unknown topic,
 //     or one without share state for the group, answers
 //     UNKNOWN_TOPIC_OR_PARTITION.
+//   - Authorization (docs/security.md api-authorization): DELETE on the
+//     group (else GROUP_AUTHORIZATION_FAILED), READ on each topic (else
+//     TOPIC_AUTHORIZATION_FAILED without a topic ID).
 
 import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/acl"
 
 	"github.com/sharebroker/sharebroker/storage"
 )
@@ -25,7 +28,7 @@ func init() { register(92, 0, 0, handleDeleteShareGroupOffsets) }
 func handleDeleteShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DeleteShareGroupOffsetsRequest)
 	resp := req.ResponseKind().(*kmsg.DeleteShareGroupOffsetsResponse)
-	if err := b.notCoordinator(r.conn, cluster.Group, req.GroupID); err != nil {
+	if err := b.groupGate(r, acl.OpDelete, req.GroupID); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil
 	}
@@ -37,7 +40,9 @@ func handleDeleteShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error)
 		st := kmsg.NewDeleteShareGroupOffsetsResponseTopic()
 		st.Topic = rt.Topic
 		var err error
-		if t := b.store.Topic(rt.Topic); t == nil {
+		if !r.authorized(acl.OpRead, acl.ResourceTopic, rt.Topic) {
+			err = errTopicAuthorization // no topic ID, as Kafka answers it
+		} else if t := b.store.Topic(rt.Topic); t == nil {
 			err = fmt.Errorf("%w: %q", storage.ErrUnknownTopic, rt.Topic)
 		} else {
 			st.TopicID = t.ID

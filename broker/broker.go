@@ -20,6 +20,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
@@ -89,6 +90,9 @@ type Broker struct {
 	// New; creds guards its run-time part itself.
 	creds          *credentials
 	saslMechanisms []string
+	// authz decides requests (authorize.go); nil when
+	// authorizer.class.name is empty: everything is allowed.
+	authz *acl.Authorizer
 
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
@@ -137,6 +141,9 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	if err := b.setUpSASL(); err != nil {
+		return nil, err
+	}
+	if b.authz, err = newAuthorizer(r.props); err != nil {
 		return nil, err
 	}
 	if b.cluster, err = cluster.New(r.NodeID, r.Nodes); err != nil {

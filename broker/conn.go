@@ -48,7 +48,8 @@ type conn struct {
 	// and its subject DN, on a SASL listener User: and the authenticated
 	// name. Set by the TLS handshake before the first request, or by SASL
 	// authentication before any request other than ApiVersions and the
-	// SASL ones; ACLs will read it. Written under Broker.mu.
+	// SASL ones; the authorizer reads it (authorize.go). Written under
+	// Broker.mu; read without it on the connection's own goroutine.
 	principal string
 	// sasl is the SASL conversation of a SASL listener's connection; nil
 	// on other listeners.
@@ -56,6 +57,8 @@ type conn struct {
 	// closeAfterSend: the handler's answer is the last one (a failed SASL
 	// exchange).
 	closeAfterSend bool
+	// host is the client's IP as ACLs name hosts; clientIP fills it.
+	host string
 }
 
 func newConn(b *Broker, l *listener, nc net.Conn) *conn {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
@@ -134,8 +135,18 @@ func codeFor(err error) int16 {
 		return kerr.InvalidRegularExpression.Code
 	case errors.Is(err, group.ErrUnsupportedVersion):
 		return kerr.UnsupportedVersion.Code
-	case errors.Is(err, errInvalidRequest):
+	case errors.Is(err, errInvalidRequest), errors.Is(err, acl.ErrInvalid):
 		return kerr.InvalidRequest.Code
+	case errors.Is(err, errClusterAuthorization):
+		return kerr.ClusterAuthorizationFailed.Code
+	case errors.Is(err, errTopicAuthorization):
+		return kerr.TopicAuthorizationFailed.Code
+	case errors.Is(err, errGroupAuthorization):
+		return kerr.GroupAuthorizationFailed.Code
+	case errors.Is(err, errTransactionalIDAuthorization):
+		return kerr.TransactionalIDAuthorizationFailed.Code
+	case errors.Is(err, errSecurityDisabled):
+		return kerr.SecurityDisabled.Code
 	case errors.Is(err, errInvalidReplicationFactor):
 		return kerr.InvalidReplicationFactor.Code
 	case errors.Is(err, errInvalidReplicaAssignment):
@@ -166,6 +177,16 @@ var (
 	errInvalidReplicationFactor = errors.New("invalid replication factor")
 	errInvalidReplicaAssignment = errors.New("invalid replica assignment")
 	errMismatchedEndpointType   = errors.New("mismatched endpoint type")
+	// The principal may not perform the operation on the CLUSTER, topic,
+	// group or transactional ID (authorize.go). Their texts are Kafka's
+	// messages for the codes (Errors.java), which its responses carry
+	// where a message is sent.
+	errClusterAuthorization         = withMessage(errors.New("cluster authorization failed"), "Cluster authorization failed.")
+	errTopicAuthorization           = withMessage(errors.New("topic authorization failed"), "Topic authorization failed.")
+	errGroupAuthorization           = withMessage(errors.New("group authorization failed"), "Group authorization failed.")
+	errTransactionalIDAuthorization = withMessage(errors.New("transactional ID authorization failed"), "Transactional Id authorization failed.")
+	// errSecurityDisabled: an ACL API without an authorizer (rule acl-off).
+	errSecurityDisabled = errors.New("security disabled")
 	// errNotLeader and errNotCoordinator: another node of the cluster
 	// leads the partition or coordinates the key (docs/cluster.md).
 	errNotLeader      = errors.New("this node is not the leader of the partition")
@@ -182,9 +203,30 @@ func txnCode(err error, version, fencedFrom int16) int16 {
 	return codeFor(err)
 }
 
-// errMessage returns a response's ErrorMessage for err: nil for success.
+// messageError is an error whose text is exactly the message Kafka gives
+// with its code; errors.Is finds the sentinel that picks the code.
+type messageError struct {
+	sentinel error
+	msg      string
+}
+
+func (e messageError) Error() string { return e.msg }
+func (e messageError) Unwrap() error { return e.sentinel }
+
+// withMessage is sentinel's code with Kafka's message msg.
+func withMessage(sentinel error, msg string) error { return messageError{sentinel, msg} }
+
+// codeOnly wraps an error Kafka answers with its code and a null message
+// (a share partition refused TOPIC_AUTHORIZATION_FAILED, say), where the
+// same code elsewhere carries one.
+type codeOnly struct{ error }
+
+func (e codeOnly) Unwrap() error { return e.error }
+
+// errMessage returns a response's ErrorMessage for err: nil for success
+// and for a codeOnly error.
 func errMessage(err error) *string {
-	if err == nil {
+	if err == nil || errors.As(err, new(codeOnly)) {
 		return nil
 	}
 	s := err.Error()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
@@ -81,6 +82,14 @@ func TestCodeFor(t *testing.T) {
 		{group.ErrInvalidRegularExpression, kerr.InvalidRegularExpression},
 		{sharepartition.ErrInvalidRecordState, kerr.InvalidRecordState},
 		{sharepartition.ErrInvalidRequest, kerr.InvalidRequest},
+		{errClusterAuthorization, kerr.ClusterAuthorizationFailed},
+		{errTopicAuthorization, kerr.TopicAuthorizationFailed},
+		{codeOnly{errTopicAuthorization}, kerr.TopicAuthorizationFailed},
+		{withMessage(errTopicAuthorization, "Authorization failed."), kerr.TopicAuthorizationFailed},
+		{errGroupAuthorization, kerr.GroupAuthorizationFailed},
+		{errTransactionalIDAuthorization, kerr.TransactionalIDAuthorizationFailed},
+		{errSecurityDisabled, kerr.SecurityDisabled},
+		{acl.Validate(acl.Binding{}), kerr.InvalidRequest},
 		{errors.New("anything else"), kerr.UnknownServerError},
 	}
 	if codeFor(nil) != 0 {
@@ -92,5 +101,24 @@ func TestCodeFor(t *testing.T) {
 				t.Fatalf("codeFor(%v) = %d, want %d", tt.err, got, tt.want.Code)
 			}
 		})
+	}
+}
+
+// Kafka's messages travel with the authorization codes, except where a
+// codeOnly error asks for none.
+func TestAuthorizationMessages(t *testing.T) {
+	for err, want := range map[error]string{
+		errTopicAuthorization:                   "Topic authorization failed.",
+		errGroupAuthorization:                   "Group authorization failed.",
+		errClusterAuthorization:                 "Cluster authorization failed.",
+		errTransactionalIDAuthorization:         "Transactional Id authorization failed.",
+		withMessage(errTopicAuthorization, "x"): "x",
+	} {
+		if got := errMessage(err); got == nil || *got != want {
+			t.Errorf("errMessage(%v) = %v, want %q", err, got, want)
+		}
+	}
+	if got := errMessage(codeOnly{errTopicAuthorization}); got != nil {
+		t.Errorf("codeOnly message %q, want null", *got)
 	}
 }

@@ -97,6 +97,7 @@ func (b *Broker) httpHandler() http.Handler {
 	mux.HandleFunc("GET /v1/groups", b.serveGroups)
 	mux.HandleFunc("GET /v1/share-groups/{group}", b.serveShareGroup)
 	mux.HandleFunc("GET /v1/tls/ca.pem", b.serveCA)
+	mux.HandleFunc("GET /v1/acls", b.serveACLs)
 	if b.cfg.EnableTestAPI {
 		b.registerTestAPI(mux)
 	}
@@ -159,6 +160,34 @@ func (b *Broker) serveTopics(w http.ResponseWriter, _ *http.Request) {
 	}
 	slices.SortFunc(out, func(a, b TopicJSON) int { return strings.Compare(a.Name, b.Name) })
 	writeJSON(w, http.StatusOK, map[string]any{"topics": out})
+}
+
+// ACLJSON is one ACL in GET /v1/acls. The field names are Kafka's own
+// (AclBinding, kafka-acls): the codes are written as Kafka names them,
+// TOPIC, PREFIXED, READ, ALLOW.
+type ACLJSON struct {
+	ResourceType   string `json:"resourceType"`
+	ResourceName   string `json:"resourceName"`
+	PatternType    string `json:"patternType"`
+	Principal      string `json:"principal"`
+	Host           string `json:"host"`
+	Operation      string `json:"operation"`
+	PermissionType string `json:"permissionType"`
+}
+
+// serveACLs lists every ACL in creation order; enabled says whether
+// authorization is on (authorizer.class.name set). Without it the list is
+// empty: no ACL can be created.
+func (b *Broker) serveACLs(w http.ResponseWriter, _ *http.Request) {
+	out := []ACLJSON{}
+	if b.authz != nil {
+		for _, a := range b.authz.List() {
+			out = append(out, ACLJSON{ResourceType: a.ResourceType.String(), ResourceName: a.ResourceName,
+				PatternType: a.PatternType.String(), Principal: a.Principal, Host: a.Host,
+				Operation: a.Operation.String(), PermissionType: a.Permission.String()})
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"enabled": b.authz != nil, "acls": out})
 }
 
 // GroupJSON is one group in GET /v1/groups and GET /v1/share-groups/{group}.

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/wire"
 )
@@ -70,6 +71,7 @@ type metrics struct {
 	duration       *prometheus.HistogramVec
 	framesRejected *prometheus.CounterVec
 	saslAuths      *prometheus.CounterVec
+	denials        *prometheus.CounterVec
 	panics         prometheus.Counter
 	fireDelay      prometheus.Histogram
 	delivery       deliveryCounts
@@ -113,6 +115,10 @@ func newMetrics(b *Broker, reg *prometheus.Registry, own bool) *metrics {
 			Name: "sharebroker_sasl_authentications_total",
 			Help: "SASL authentications and re-authentications, by mechanism (\"unsupported\": the handshake named a mechanism not enabled), result (success or failure) and the node the connection came to.",
 		}, []string{"mechanism", "result", "node"}),
+		denials: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sharebroker_authorization_denials_total",
+			Help: "Operations the authorizer refused on a resource a request named, by resource type (TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID, DELEGATION_TOKEN, USER) and the node the request came to.",
+		}, []string{"resource_type", "node"}),
 		panics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharebroker_panics_recovered_total",
 			Help: "Handler panics recovered (each closed one connection).",
@@ -161,6 +167,11 @@ func (m *metrics) fill() {
 		for _, r := range rejectReasons {
 			m.framesRejected.WithLabelValues(r, node)
 		}
+		if b.authz != nil {
+			for t := acl.ResourceTopic; t < acl.NumResourceTypes; t++ {
+				m.denials.WithLabelValues(t.String(), node)
+			}
+		}
 		for _, a := range apis {
 			if a != nil {
 				m.requests.WithLabelValues(kmsg.NameForKey(a.key), "0", node)
@@ -181,7 +192,7 @@ func (m *metrics) fill() {
 		prometheus.NewGoCollector(),
 		//lint:ignore SA1019 same collector as collectors.NewProcessCollector
 		prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
-		m.requests, m.duration, m.framesRejected, m.saslAuths, m.panics, m.fireDelay,
+		m.requests, m.duration, m.framesRejected, m.saslAuths, m.denials, m.panics, m.fireDelay,
 		&connCollector{b: b},
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "sharebroker_locktimer_timers",
@@ -233,6 +244,12 @@ func (m *metrics) saslAuth(mech string, ok bool, node string) {
 // rejectFrame counts a frame refused for reason on the node labelled node.
 func (m *metrics) rejectFrame(reason, node string) {
 	m.framesRejected.WithLabelValues(reason, node).Inc()
+}
+
+// denied counts an authorization denial on a resource of type t on the
+// node labelled node. The label values are the six resource types.
+func (m *metrics) denied(t acl.ResourceType, node string) {
+	m.denials.WithLabelValues(t.String(), node).Inc()
 }
 
 // descConnections is the open connections gauge, one series per node.

@@ -198,6 +198,12 @@ var properties = []property{
 		doc: "Largest frame a SASL connection may send before it has authenticated; a larger one closes it."},
 	{name: "offset.metadata.max.bytes", def: "4096", kind: kindInt, scope: scopeBroker, min: 0, max: int32Max,
 		doc: "Longest metadata string an offset commit may carry; longer answers OFFSET_METADATA_TOO_LARGE."},
+	{name: "authorizer.class.name", def: "", kind: kindString, scope: scopeBroker,
+		doc: "`org.apache.kafka.metadata.authorizer.StandardAuthorizer` turns ACLs on: every request is checked as Kafka checks it (docs/security.md, ACLs). Empty (the default) allows everything, and the ACL APIs answer SECURITY_DISABLED. Any other class name stops the broker at start."},
+	{name: "super.users", def: "", kind: kindString, scope: scopeBroker,
+		doc: "Principals allowed everything whatever the ACLs say, separated by semicolons (`User:admin;User:CN=ops`)."},
+	{name: "allow.everyone.if.no.acl.found", def: "false", kind: kindBool, scope: scopeBroker,
+		doc: "With ACLs on, allow an operation on a resource no ACL applies to at all."},
 
 	// Topic.
 	{name: "retention.ms", kind: kindLong, scope: scopeTopic, synonym: "log.retention.ms", min: -1, max: int64Max,

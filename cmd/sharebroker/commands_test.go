@@ -86,6 +86,8 @@ func TestBadFlagsFailNamingThem(t *testing.T) {
 		{"test API without HTTP", []string{"--enable-test-api", "--http", ""}, "--enable-test-api"},
 		{"bad http address", []string{"--http", "nowhere"}, "http address"},
 		{"serve rejects arguments", []string{"serve", "extra"}, "extra"},
+		// docs/security.md authorizer-class.
+		{"unknown authorizer class", []string{"--config", "authorizer.class.name=kafka.security.authorizer.AclAuthorizer"}, "kafka.security.authorizer.AclAuthorizer"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
