@@ -32,20 +32,8 @@ var dataDirPeers = []peer{
 
 func startSharebrokerDataDir(tb testing.TB, dir string) (string, func()) {
 	tb.Helper()
-	b, err := broker.New(broker.Config{Listen: "127.0.0.1:0", Props: map[string]string{"num.partitions": "4"}, DataDir: dir})
-	if err != nil {
-		tb.Fatalf("broker.New: %v", err)
-	}
-	if err := b.Start(); err != nil {
-		tb.Fatalf("broker.Start: %v", err)
-	}
-	return b.Addr().String(), func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := b.Close(ctx); err != nil {
-			tb.Errorf("broker.Close: %v", err)
-		}
-	}
+	b, stop := startBroker(tb, broker.Config{Listen: "127.0.0.1:0", Props: map[string]string{"num.partitions": "4"}, DataDir: dir})
+	return b.Addr().String(), stop
 }
 
 func startKfakeDataDir(tb testing.TB, dir string) (string, func()) {

@@ -47,10 +47,7 @@ func benchFetch(b *testing.B, p peer) {
 			b.Fatalf("ping: %v", err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), benchDeadline)
-		assign := make(map[int32]kgo.Offset, benchPartitions)
-		for p := int32(0); p < benchPartitions; p++ {
-			assign[p] = kgo.NewOffset().AtStart()
-		}
+		assign := fromStart()
 		m0 := mallocs()
 
 		b.StartTimer()
@@ -119,4 +116,13 @@ func preload(tb testing.TB, addr string, n int) {
 		}
 		sent += round
 	}
+}
+
+// fromStart assigns every benchmark partition from its first offset.
+func fromStart() map[int32]kgo.Offset {
+	assign := make(map[int32]kgo.Offset, benchPartitions)
+	for p := int32(0); p < benchPartitions; p++ {
+		assign[p] = kgo.NewOffset().AtStart()
+	}
+	return assign
 }

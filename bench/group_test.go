@@ -225,10 +225,7 @@ func txnCopy(ctx context.Context, sess *kgo.GroupTransactSession, want int) (cop
 // checkCommitted reads copyTopic from the start under read_committed and
 // fails unless it holds exactly want records.
 func checkCommitted(ctx context.Context, addr string, want int) error {
-	assign := make(map[int32]kgo.Offset, benchPartitions)
-	for p := int32(0); p < benchPartitions; p++ {
-		assign[p] = kgo.NewOffset().AtStart()
-	}
+	assign := fromStart()
 	cl, err := kgo.NewClient(
 		kgo.SeedBrokers(addr),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),

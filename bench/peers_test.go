@@ -56,18 +56,22 @@ func startSharebrokerNodes(tb testing.TB, n int, extra map[string]string) (strin
 	tb.Helper()
 	props := map[string]string{"num.partitions": "4"}
 	maps.Copy(props, extra)
-	b, err := broker.New(broker.Config{
-		Listen: "127.0.0.1:0",
-		Props:  props,
-		Nodes:  n,
-	})
+	b, stop := startBroker(tb, broker.Config{Listen: "127.0.0.1:0", Props: props, Nodes: n})
+	return b.Addr().String(), stop
+}
+
+// startBroker starts a sharebroker configured by cfg and returns it with a
+// function that closes it within 10 s.
+func startBroker(tb testing.TB, cfg broker.Config) (*broker.Broker, func()) {
+	tb.Helper()
+	b, err := broker.New(cfg)
 	if err != nil {
 		tb.Fatalf("broker.New: %v", err)
 	}
 	if err := b.Start(); err != nil {
 		tb.Fatalf("broker.Start: %v", err)
 	}
-	return b.Addr().String(), func() {
+	return b, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := b.Close(ctx); err != nil {

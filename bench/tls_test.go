@@ -27,19 +27,13 @@ var securities = []string{"PLAINTEXT", "SSL", "SASL_SSL"}
 // reach the listener named security, and a stop function.
 func startSecure(tb testing.TB, security string) (plain string, opts []kgo.Opt, stop func()) {
 	tb.Helper()
-	b, err := broker.New(broker.Config{
+	b, stop := startBroker(tb, broker.Config{
 		Props: map[string]string{
 			"num.partitions": "4",
 			"listeners":      "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
 		},
 		SASLUsers: []broker.SASLUser{{Name: "bench", Password: "bench-secret"}},
 	})
-	if err != nil {
-		tb.Fatalf("broker.New: %v", err)
-	}
-	if err := b.Start(); err != nil {
-		tb.Fatalf("broker.Start: %v", err)
-	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(b.CAPEM())
 	tc := &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"}
@@ -50,13 +44,7 @@ func startSecure(tb testing.TB, security string) (plain string, opts []kgo.Opt, 
 	case "SASL_SSL":
 		opts = append(opts, kgo.DialTLSConfig(tc), kgo.SASL(scram.Auth{User: "bench", Pass: "bench-secret"}.AsSha512Mechanism()))
 	}
-	return b.ListenerAddr("PLAINTEXT").String(), opts, func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := b.Close(ctx); err != nil {
-			tb.Errorf("broker.Close: %v", err)
-		}
-	}
+	return b.ListenerAddr("PLAINTEXT").String(), opts, stop
 }
 
 // BenchmarkSecureProduceSync is BenchmarkProduceSync (20k records,
@@ -115,10 +103,7 @@ func BenchmarkSecureFetch(b *testing.B) {
 					b.Fatalf("ping: %v", err)
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), benchDeadline)
-				assign := make(map[int32]kgo.Offset, benchPartitions)
-				for p := int32(0); p < benchPartitions; p++ {
-					assign[p] = kgo.NewOffset().AtStart()
-				}
+				assign := fromStart()
 				b.StartTimer()
 				start := time.Now()
 				cl.AddConsumePartitions(map[string]map[int32]kgo.Offset{benchTopic: assign})

@@ -34,16 +34,11 @@ func handleConsumerGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ConsumerGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ConsumerGroupDescribeResponse)
 	// Refused groups come first, as in KafkaApis.handleConsumerGroupDescribe.
-	var allowed []string
-	for _, id := range req.Groups {
-		if r.authorized(acl.OpDescribe, acl.ResourceGroup, id) {
-			allowed = append(allowed, id)
-			continue
-		}
+	allowed := r.describableGroups(req.Groups, func(id string) {
 		g := kmsg.NewConsumerGroupDescribeResponseGroup()
 		g.Group, g.AuthorizedOperations, g.ErrorCode = id, math.MinInt32, kerr.GroupAuthorizationFailed.Code
 		resp.Groups = append(resp.Groups, g)
-	}
+	})
 	if b.authz != nil {
 		defer hideUndescribable(r, resp)
 	}

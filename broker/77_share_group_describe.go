@@ -32,16 +32,11 @@ func handleShareGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareGroupDescribeRequest)
 	resp := req.ResponseKind().(*kmsg.ShareGroupDescribeResponse)
 	// Refused groups come first, as in KafkaApis.handleShareGroupDescribe.
-	var allowed []string
-	for _, id := range req.GroupIDs {
-		if r.authorized(acl.OpDescribe, acl.ResourceGroup, id) {
-			allowed = append(allowed, id)
-			continue
-		}
+	allowed := r.describableGroups(req.GroupIDs, func(id string) {
 		g := kmsg.NewShareGroupDescribeResponseGroup()
 		g.GroupID, g.AuthorizedOperations, g.ErrorCode = id, math.MinInt32, kerr.GroupAuthorizationFailed.Code
 		resp.Groups = append(resp.Groups, g)
-	}
+	})
 	if b.authz != nil {
 		defer hideUndescribableShare(r, resp)
 	}

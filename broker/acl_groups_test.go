@@ -18,21 +18,14 @@ func (ab *aclBroker) groupConsumeOne(t *testing.T, cn, topic, group string, opts
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}, opts...)
 	cl := ab.client(t, cn, opts...)
 	ctx := testCtx(t)
-	for {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		for _, e := range fs.Errors() {
-			return "", e.Err
-		}
-		if recs := fs.Records(); len(recs) > 0 {
-			if err := cl.CommitRecords(ctx, recs[0]); err != nil {
-				return "", err
-			}
-			return string(recs[0].Value), nil
-		}
+	rec, err := firstRecord(ctx, cl)
+	if err != nil {
+		return "", err
 	}
+	if err := cl.CommitRecords(ctx, rec); err != nil {
+		return "", err
+	}
+	return string(rec.Value), nil
 }
 
 // Rules: api-authorization (groups: FindCoordinator, JoinGroup, SyncGroup,

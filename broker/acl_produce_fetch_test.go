@@ -1,6 +1,7 @@
 package broker_test
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -32,18 +33,11 @@ func (ab *aclBroker) consumeOne(t *testing.T, cn, topic string) (string, error) 
 	t.Helper()
 	cl := ab.client(t, cn, kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	ctx := testCtx(t)
-	for {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		for _, e := range fs.Errors() {
-			return "", e.Err
-		}
-		if recs := fs.Records(); len(recs) > 0 {
-			return string(recs[0].Value), nil
-		}
+	rec, err := firstRecord(ctx, cl)
+	if err != nil {
+		return "", err
 	}
+	return string(rec.Value), nil
 }
 
 // metadataOf asks Metadata for topic by name as cn.
@@ -174,4 +168,21 @@ func TestACLPrefixedSuperUserAllowEveryone(t *testing.T) {
 			t.Fatalf("a topic with an ACL for someone else: %v", err)
 		}
 	})
+}
+
+// firstRecord polls cl until it has a record or an error, and returns the
+// first record or the first error the client reports.
+func firstRecord(ctx context.Context, cl *kgo.Client) (*kgo.Record, error) {
+	for {
+		fs := cl.PollFetches(ctx)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		for _, e := range fs.Errors() {
+			return nil, e.Err
+		}
+		if recs := fs.Records(); len(recs) > 0 {
+			return recs[0], nil
+		}
+	}
 }

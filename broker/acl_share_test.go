@@ -17,22 +17,15 @@ func (ab *aclBroker) shareConsumeOne(t *testing.T, cn, topic, group string) (str
 	t.Helper()
 	cl := ab.client(t, cn, kgo.ConsumeTopics(topic), kgo.ShareGroup(group))
 	ctx := testCtx(t)
-	for {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		for _, e := range fs.Errors() {
-			return "", e.Err
-		}
-		if recs := fs.Records(); len(recs) > 0 {
-			recs[0].Ack(kgo.AckAccept)
-			if err := cl.FlushAcks(ctx); err != nil {
-				return "", err
-			}
-			return string(recs[0].Value), nil
-		}
+	rec, err := firstRecord(ctx, cl)
+	if err != nil {
+		return "", err
 	}
+	rec.Ack(kgo.AckAccept)
+	if err := cl.FlushAcks(ctx); err != nil {
+		return "", err
+	}
+	return string(rec.Value), nil
 }
 
 // Rules: api-authorization (ShareGroupHeartbeat, ShareFetch,

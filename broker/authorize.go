@@ -121,3 +121,19 @@ func (r *request) configDenied(op acl.Operation, t kmsg.ConfigResourceType, name
 	}
 	return nil
 }
+
+// describableGroups returns the groups of ids the principal may DESCRIBE,
+// in request order, and hands each refused one to refused: the describe
+// handlers (ConsumerGroupDescribe, ShareGroupDescribe) answer the refused
+// groups first, as KafkaApis does.
+func (r *request) describableGroups(ids []string, refused func(id string)) []string {
+	var allowed []string
+	for _, id := range ids {
+		if r.authorized(acl.OpDescribe, acl.ResourceGroup, id) {
+			allowed = append(allowed, id)
+		} else {
+			refused(id)
+		}
+	}
+	return allowed
+}

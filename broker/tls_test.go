@@ -9,7 +9,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"fmt"
 	"io"
 	"log/slog"
 	"math/big"
@@ -83,43 +82,15 @@ func fetchCA(t *testing.T, b *broker.Broker) *x509.CertPool {
 	return pool
 }
 
-// produceConsume produces three records over cl's connection and consumes
-// them back, exactly.
+// produceConsume produces three records to a new topic and consumes them
+// back, exactly, over TLS when tc is not nil.
 func produceConsume(t *testing.T, addr string, tc *tls.Config) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	topicSeq.Lock()
-	topicSeq.n++
-	topic := fmt.Sprintf("tls-%d", topicSeq.n)
-	topicSeq.Unlock()
-	opts := []kgo.Opt{kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic(topic),
-		kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart())}
+	var opts []kgo.Opt
 	if tc != nil {
 		opts = append(opts, kgo.DialTLSConfig(tc))
 	}
-	cl, err := kgo.NewClient(opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	want := []string{"a", "b", "c"}
-	for _, v := range want {
-		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(v)}).FirstErr(); err != nil {
-			t.Fatalf("produce: %v", err)
-		}
-	}
-	var got []string
-	for len(got) < len(want) {
-		fs := cl.PollFetches(ctx)
-		if err := ctx.Err(); err != nil {
-			t.Fatalf("consumed %q, then %v", got, err)
-		}
-		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
-	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("consumed %q, want %q", got, want)
-	}
+	produceConsumeOpts(t, addr, opts...)
 }
 
 var topicSeq struct {
