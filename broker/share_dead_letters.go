@@ -211,7 +211,7 @@ func (d *deadLetters) append(p *storage.Partition, recs []storage.Record, tc top
 // is not served: a missing topic is refused, as Kafka's default refuses it).
 func (d *deadLetters) topic(groupID, name string) (*storage.Topic, error) {
 	if strings.HasPrefix(name, "__") {
-		return nil, fmt.Errorf("%w: Configured DLQ topic name in share group: %s cannot start with __, topic: %s.", errDLQTopic, groupID, name)
+		return nil, dlqRefused("Configured DLQ topic name in share group: %s cannot start with __, topic: %s.", groupID, name)
 	}
 	t := d.b.store.Topic(name)
 	if t != nil {
@@ -223,9 +223,15 @@ func (d *deadLetters) topic(groupID, name string) (*storage.Topic, error) {
 		return nil, fmt.Errorf("%w: Configured DLQ topic name does not comply with the DLQ topic prefix in share group: %s, topic: %s, prefix: %s", errDLQTopic, groupID, name, prefix)
 	}
 	if t == nil {
-		return nil, fmt.Errorf("%w: DLQ topic does not exist and auto create is disabled on cluster for share group: %s, topic: %s.", errDLQTopic, groupID, name)
+		return nil, dlqRefused("DLQ topic does not exist and auto create is disabled on cluster for share group: %s, topic: %s.", groupID, name)
 	}
 	return t, nil
+}
+
+// dlqRefused wraps one of Kafka's messages, which end with a full stop
+// where Kafka's do, in errDLQTopic.
+func dlqRefused(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errDLQTopic, fmt.Sprintf(format, args...))
 }
 
 func (d *deadLetters) counter(groupID string, reason sharepartition.DeadLetterReason) *atomic.Int64 {
