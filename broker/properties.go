@@ -118,6 +118,8 @@ var properties = []property{
 		doc: "The finalized level of the share.version feature. 1 is Kafka 4.2's share groups; 2 adds KIP-1191's dead-letter queues (share-groups.md §10): below 2 no dead-letter record is written, whatever the group configs say."},
 	{name: "errors.deadletterqueue.topic.name.prefix", def: "dlq.", kind: kindString, scope: scopeBroker,
 		doc: "Prefix every share group's dead-letter topic must have (KIP-1191); empty allows any name. Checked when a dead letter is written."},
+	{name: "errors.deadletterqueue.auto.create.topics.enable", def: "false", kind: kindBool, scope: scopeBroker,
+		doc: "Create a share group's missing dead-letter topic on its first dead letter (KIP-1191), with num.partitions partitions, opted in, CreateTime; false refuses the write."},
 	{name: "transaction.max.timeout.ms", def: "900000", kind: kindInt, scope: scopeBroker, min: 1, max: int32Max,
 		doc: "Largest TransactionTimeoutMs InitProducerId accepts; a larger one is INVALID_TRANSACTION_TIMEOUT."},
 	{name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", def: "10000", kind: kindInt, scope: scopeBroker, min: 1, max: int32Max,

@@ -207,8 +207,8 @@ func (d *deadLetters) append(p *storage.Partition, recs []storage.Record, tc top
 // Kafka's rules, in Kafka's order and with its messages
 // (ShareGroupDLQValidator.validateDlqTopicConfig, then the existence check
 // of ShareGroupDLQStateManager): not internal, opted in if it exists, the
-// cluster's prefix, and existing (errors.deadletterqueue.auto.create.topics.enable
-// is not served: a missing topic is refused, as Kafka's default refuses it).
+// cluster's prefix, and existing unless
+// errors.deadletterqueue.auto.create.topics.enable lets us create it.
 func (d *deadLetters) topic(groupID, name string) (*storage.Topic, error) {
 	if strings.HasPrefix(name, "__") {
 		return nil, dlqRefused("Configured DLQ topic name in share group: %s cannot start with __, topic: %s.", groupID, name)
@@ -222,9 +222,33 @@ func (d *deadLetters) topic(groupID, name string) (*storage.Topic, error) {
 	if prefix := d.b.cfg.props["errors.deadletterqueue.topic.name.prefix"]; prefix != "" && !strings.HasPrefix(name, prefix) {
 		return nil, fmt.Errorf("%w: Configured DLQ topic name does not comply with the DLQ topic prefix in share group: %s, topic: %s, prefix: %s", errDLQTopic, groupID, name, prefix)
 	}
+	if t == nil && d.b.cfg.props.bool("errors.deadletterqueue.auto.create.topics.enable") {
+		return d.create(groupID, name)
+	}
 	if t == nil {
 		return nil, dlqRefused("DLQ topic does not exist and auto create is disabled on cluster for share group: %s, topic: %s.", groupID, name)
 	}
+	return t, nil
+}
+
+// create makes a missing dead-letter topic as Kafka's
+// ShareGroupDLQStateManager asks its controller to: the broker's default
+// partition count, opted in, and CreateTime, so the write time each dead
+// letter carries is kept whatever log.message.timestamp.type says. A topic
+// created by someone else meanwhile is used if it opted in.
+func (d *deadLetters) create(groupID, name string) (*storage.Topic, error) {
+	partitions := d.b.cfg.props.int32("num.partitions")
+	t, err := d.b.store.CreateTopic(name, partitions, map[string]string{
+		dlqTopicEnable:           "true",
+		"message.timestamp.type": "CreateTime",
+	})
+	if errors.Is(err, storage.ErrTopicExists) {
+		return d.topic(groupID, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: creating %s for share group %s: %v", errDLQTopic, name, groupID, err)
+	}
+	d.b.log.Info("dead-letter topic created", attrGroup, groupID, attrTopic, name, "partitions", partitions)
 	return t, nil
 }
 

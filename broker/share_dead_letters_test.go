@@ -256,6 +256,35 @@ func TestDeadLetterNotWritten(t *testing.T) {
 	})
 }
 
+// With errors.deadletterqueue.auto.create.topics.enable a missing topic is
+// created, opted in, on the first dead letter, and takes it.
+func TestDeadLetterAutoCreatesTopic(t *testing.T) {
+	e := newDLQEnv(t, map[string]string{"errors.deadletterqueue.auto.create.topics.enable": "true"}, true,
+		"errors.deadletterqueue.topic.name", dlqTopic)
+	e.produce("r0")
+	c1, _ := e.consumer()
+	one(t, e.poll(c1), "r0", 1).Ack(kgo.AckReject)
+	e.flush(c1)
+	dead := e.deadLetters()
+	if len(dead) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(dead))
+	}
+	wantDLQHeaders(t, dead[0], "0", "1", "Offset rejected by client.")
+	rc, err := kadm.NewClient(e.admin).DescribeTopicConfigs(e.ctx, dlqTopic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := rc.On(dlqTopic, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range c.Configs {
+		if kv.Key == "errors.deadletterqueue.group.enable" && kv.MaybeValue() != "true" {
+			t.Fatalf("created topic has %s=%q", kv.Key, kv.MaybeValue())
+		}
+	}
+}
+
 // The group configs are validated as Kafka's GroupConfig does: a topic name
 // starting with "__" and a copy flag that is not a boolean are
 // INVALID_CONFIG; a name without the prefix is accepted (checked on write).
