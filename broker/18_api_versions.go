@@ -24,7 +24,7 @@ func init() {
 func handleAPIVersions(b *Broker, r *request) (kmsg.Response, error) {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = advertisedAPIs()
-	addFeatures(resp, b.cfg.props.int32("transaction.version"))
+	addFeatures(resp, b.cfg.props.int32("transaction.version"), b.cfg.props.int32("share.version"))
 	return resp, nil
 }
 
@@ -34,9 +34,10 @@ const shareFetchKey = 78
 // addFeatures reports the features the served APIs implement (v3+):
 // transaction.version supported to level 2 and finalized at txnVersion (a
 // feature at level 0 is not listed as finalized, as in Kafka), and share
-// groups at share.version level 1, Kafka 4.2's, supported from level 0.
-// Features are finalized for good, so the epoch never changes.
-func addFeatures(resp *kmsg.ApiVersionsResponse, txnVersion int32) {
+// groups at shareVersion: 1 is Kafka 4.2's, supported 0-1 as 4.2 answers;
+// 2 (KIP-1191's dead-letter queues) is supported 0-2, as a broker that has
+// it answers. Features are finalized for good, so the epoch never changes.
+func addFeatures(resp *kmsg.ApiVersionsResponse, txnVersion, shareVersion int32) {
 	resp.FinalizedFeaturesEpoch = 1
 	tf := kmsg.NewApiVersionsResponseSupportedFeature()
 	tf.Name, tf.MinVersion, tf.MaxVersion = "transaction.version", 0, 2
@@ -50,10 +51,10 @@ func addFeatures(resp *kmsg.ApiVersionsResponse, txnVersion int32) {
 		return
 	}
 	sf := kmsg.NewApiVersionsResponseSupportedFeature()
-	sf.Name, sf.MinVersion, sf.MaxVersion = "share.version", 0, 1
+	sf.Name, sf.MinVersion, sf.MaxVersion = "share.version", 0, int16(max(1, shareVersion))
 	resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
 	ff := kmsg.NewApiVersionsResponseFinalizedFeature()
-	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "share.version", 1, 1
+	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "share.version", int16(shareVersion), int16(shareVersion)
 	resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
 }
 

@@ -34,6 +34,12 @@ func TestPropertyTable(t *testing.T) {
 				t.Errorf("%s: default fails validation: %v", key, err)
 			}
 		case scopeTopic:
+			if p.synonym == "" { // no broker default: its own, as Kafka's errors.deadletterqueue.group.enable
+				if p.def == "" || p.validate(p.def) != nil {
+					t.Errorf("%s: a topic property without a synonym needs a valid default", key)
+				}
+				continue
+			}
 			if p.def != "" {
 				t.Errorf("%s: a topic property takes its default from its synonym", key)
 			}

@@ -68,7 +68,8 @@ type Broker struct {
 
 	// shares holds share sessions and share partitions, and does the work
 	// of ShareFetch and ShareAcknowledge below the wire.
-	shares *shareserve.Service
+	shares      *shareserve.Service
+	deadLetters *deadLetters // share groups' dead-letter queues (share_dead_letters.go)
 
 	// consumerGroups are KIP-848 consumer groups (68_consumer_group_heartbeat.go).
 	consumerGroups *group.ConsumerGroups
@@ -194,6 +195,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := group.Link(b.classicGroups, b.consumerGroups); err != nil {
 		return nil, err
 	}
+	b.deadLetters = newDeadLetters(b)
 	b.shares = shareserve.New(shareserve.Options{
 		Store:       b.store,
 		Clock:       r.Clock,
@@ -202,7 +204,8 @@ func New(cfg Config) (*Broker, error) {
 		OnLockFire: func(late time.Duration) {
 			b.metrics.fireDelay.Observe(late.Seconds())
 		},
-		Leads: b.shareLeads,
+		Leads:        b.shareLeads,
+		OnDeadLetter: b.deadLetters.hook(),
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()

@@ -199,6 +199,7 @@ func (m *metrics) fill() {
 			Help: "Live acquisition-lock timers.",
 		}, func() float64 { return float64(b.shares.LockTimers()) }),
 		&shareCollector{b: b},
+		b.deadLetters,
 	)
 }
 

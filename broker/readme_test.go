@@ -77,7 +77,9 @@ func configTableMarkdown() string {
 			def := "`" + p.def + "`"
 			switch p.scope {
 			case scopeTopic:
-				def = "`" + p.synonym + "`"
+				if p.synonym != "" {
+					def = "`" + p.synonym + "`"
+				}
 			case scopeGroup:
 				def = p.def // already formatted: a value or a broker property
 			}

@@ -32,6 +32,9 @@ func (b *Broker) topicValue(t *storage.Topic, name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
+	if p.synonym == "" {
+		return p.def, false
+	}
 	return b.cfg.props[p.synonym], false
 }
 
@@ -105,8 +108,13 @@ func (b *Broker) topicConfigEntries(overrides map[string]string) []configEntry {
 		if p.scope != scopeTopic {
 			continue
 		}
-		bp, _ := lookupProperty(p.synonym, scopeBroker) // every synonym exists; TestPropertyTable checks
-		syns := b.brokerSynonyms(bp)
+		var syns []configSynonym
+		if p.synonym == "" { // a topic property without a broker default (KIP-1191's opt-in)
+			syns = []configSynonym{{p.name, p.def, kmsg.ConfigSourceDefaultConfig}}
+		} else {
+			bp, _ := lookupProperty(p.synonym, scopeBroker) // every synonym exists; TestPropertyTable checks
+			syns = b.brokerSynonyms(bp)
+		}
 		if v, ok := overrides[p.name]; ok {
 			syns = append([]configSynonym{{p.name, v, kmsg.ConfigSourceDynamicTopicConfig}}, syns...)
 		}

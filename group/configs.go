@@ -76,6 +76,8 @@ var groupConfigs = []groupConfigDef{
 			return c.consumer.MinSessionTimeout.Milliseconds(), c.consumer.MaxSessionTimeout.Milliseconds(),
 				"group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"
 		})},
+	{"errors.deadletterqueue.copy.record.enable", constDef("false"), checkBool},
+	{"errors.deadletterqueue.topic.name", constDef(""), checkDLQTopicName},
 	{"share.auto.offset.reset", constDef("latest"),
 		func(_ *groupBounds, name, value string) error {
 			if _, err := ParseOffsetReset(value); err != nil {
@@ -106,13 +108,7 @@ var groupConfigs = []groupConfigDef{
 		intIn(1000, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinRecordLockDurationMs), int64(c.MaxRecordLockDurationMs), "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"
 		})},
-	{"share.renew.acknowledge.enable", constDef("true"),
-		func(_ *groupBounds, name, value string) error {
-			if _, ok := parseBool(value); !ok {
-				return fmt.Errorf("%w: invalid value %q for %s: must be true or false", ErrInvalidConfig, value, name)
-			}
-			return nil
-		}},
+	{"share.renew.acknowledge.enable", constDef("true"), checkBool},
 	{"share.session.timeout.ms", func(c *groupBounds) string { return itoa(c.SessionTimeoutMs) },
 		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinSessionTimeoutMs), int64(c.MaxSessionTimeoutMs), "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"
@@ -150,6 +146,14 @@ func GroupConfigNames() []string {
 		out[i] = d.name
 	}
 	return out
+}
+
+// checkBool validates a Kafka BOOLEAN config.
+func checkBool(_ *groupBounds, name, value string) error {
+	if _, ok := parseBool(value); !ok {
+		return fmt.Errorf("%w: invalid value %q for %s: must be true or false", ErrInvalidConfig, value, name)
+	}
+	return nil
 }
 
 // parseBool parses a Kafka BOOLEAN: true or false in any case, spaces
@@ -355,6 +359,7 @@ func (s *ConfigStore) Share(groupID string) ShareGroupConfig {
 	if v, ok := get("share.isolation.level"); ok && v == "read_committed" {
 		cfg.IsolationLevel = ReadCommitted
 	}
+	cfg.DeadLetter = deadLetterConfig(get)
 	if v, ok := get("share.renew.acknowledge.enable"); ok {
 		if b, ok := parseBool(v); ok {
 			cfg.RenewAcknowledgeEnable = b

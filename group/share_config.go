@@ -368,4 +368,7 @@ type ShareGroupConfig struct {
 	DeliveryCountLimit      int32
 	PartitionMaxRecordLocks int32
 	RenewAcknowledgeEnable  bool
+	// DeadLetter is the group's dead-letter queue (KIP-1191); its zero
+	// value, no topic, means none (dead_letter.go).
+	DeadLetter DeadLetterConfig
 }

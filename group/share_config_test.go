@@ -273,7 +273,7 @@ func TestGroupConfigDescribeAndEffective(t *testing.T) {
 		t.Fatalf("empty name: %v", err)
 	}
 	names := GroupConfigNames()
-	if len(names) != 14 {
+	if len(names) != 16 {
 		t.Fatalf("%d names: %v", len(names), names)
 	}
 	def := s.Share("g")

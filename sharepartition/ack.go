@@ -73,7 +73,9 @@ func (sp *SharePartition) Acknowledge(member string, acks []AckBatch, now time.T
 	sp.advanceLocked()
 	shrank := sp.spso != before
 	notify := sp.cfg.OnChange
+	dead, hook := sp.takeDeadLocked()
 	sp.mu.Unlock()
+	reportDead(dead, hook)
 	if notify != nil && (released || shrank) {
 		notify()
 	}
@@ -196,7 +198,9 @@ func (sp *SharePartition) ReleaseMember(member string, now time.Time) {
 	}
 	sp.advanceLocked()
 	notify := sp.cfg.OnChange
+	dead, hook := sp.takeDeadLocked()
 	sp.mu.Unlock()
+	reportDead(dead, hook)
 	if released && notify != nil {
 		notify()
 	}

@@ -46,6 +46,11 @@ type Config struct {
 	// shrank (acknowledgement, log start move). It must not block for long;
 	// it runs on the timer goroutine for expiries.
 	OnChange func()
+	// OnDeadLetter, when set, is told of records archived by a REJECT or
+	// at the delivery count limit (dead_letter.go), without the partition
+	// lock held and after the change, once per archived record. Like
+	// OnChange it may run on the timer goroutine and must not block long.
+	OnDeadLetter func([]DeadLetter)
 	// Counters, when set, is incremented as records move. It may be shared
 	// by many partitions (the fields are atomic).
 	Counters *Counters

@@ -49,6 +49,8 @@ type SharePartition struct {
 	liveLocks int    // armed lock handles; equals the number of ACQUIRED records/batches
 
 	checkedSPSO int64 // SPSO seen by the previous CheckInvariants
+
+	dead []DeadLetter // archived since the last takeDeadLocked; empty without cfg.OnDeadLetter
 }
 
 // rec is the state of one record, or of a whole batch that has not been
@@ -414,6 +416,7 @@ func (sp *SharePartition) transitionLocked(s slot, ev event, member string, now 
 	case evReject:
 		sp.ctr.Acknowledged[AckReject].Add(n)
 		sp.ctr.Archived[ArchivedRejected].Add(n)
+		sp.noteDeadLocked(first, last, r.count, DeadLetterRejected)
 	case evGap:
 		sp.ctr.Acknowledged[AckGap].Add(n)
 		sp.ctr.Archived[ArchivedRejected].Add(n)
@@ -443,6 +446,7 @@ func (sp *SharePartition) transitionLocked(s slot, ev event, member string, now 
 			// any AVAILABLE record past a lowered limit.
 			to = Archived
 			sp.ctr.Archived[ArchivedDeliveryLimit].Add(n)
+			sp.noteDeadLocked(first, last, r.count, DeadLetterDeliveryLimit)
 		default:
 			sp.markAvailableLocked(first)
 		}
@@ -497,7 +501,9 @@ func (sp *SharePartition) expire(b *batch, idx int, gen uint64) {
 	sp.transitionLocked(s, evExpire, "", time.Time{})
 	sp.advanceLocked()
 	notify := sp.cfg.OnChange
+	dead, hook := sp.takeDeadLocked()
 	sp.mu.Unlock()
+	reportDead(dead, hook)
 	if notify != nil {
 		notify()
 	}

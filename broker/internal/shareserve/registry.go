@@ -54,6 +54,11 @@ type Options struct {
 	// leads everything. Closing a session releases records only where its
 	// node leads (release-where-led).
 	Leads func(node int32, tp TopicPartition) bool
+	// OnDeadLetter, when set, is told of the dead letters of every share
+	// partition whose group names a dead-letter topic (KIP-1191), with that
+	// group's dead-letter config; see sharepartition.Config.OnDeadLetter for
+	// when and where it runs. A group without one carries no hook.
+	OnDeadLetter func(Key, group.DeadLetterConfig, []sharepartition.DeadLetter)
 }
 
 // Service serves share groups on top of storage and sharepartition: it
@@ -69,6 +74,7 @@ type Service struct {
 	timers      *locktimer.Service
 	counters    *sharepartition.Counters
 	leads       func(node int32, tp TopicPartition) bool
+	deadLetter  func(Key, group.DeadLetterConfig, []sharepartition.DeadLetter)
 
 	// Sessions is the share-session cache (share-groups.md §2.4).
 	Sessions *Sessions
@@ -86,6 +92,7 @@ func New(o Options) *Service {
 		timers:      locktimer.NewService(o.Clock, o.OnLockFire),
 		counters:    &sharepartition.Counters{},
 		leads:       o.Leads,
+		deadLetter:  o.OnDeadLetter,
 		Sessions:    newSessions(o.MaxSessions),
 		byKey:       make(map[Key]*Partition),
 	}
@@ -123,7 +130,7 @@ func (s *Service) Get(groupID string, t *storage.Topic, log *storage.Partition) 
 	// (impossible with random IDs, but then the old state is stale).
 	cfg := s.groupConfig(groupID)
 	p := &Partition{Log: log}
-	p.Share = sharepartition.New(s.partitionConfig(cfg, p), s.timers)
+	p.Share = sharepartition.New(s.partitionConfig(key, cfg, p), s.timers)
 	offs := log.Offsets()
 	start := offs.HighWatermark
 	switch cfg.AutoOffsetReset.Kind {
@@ -142,8 +149,9 @@ func (s *Service) Get(groupID string, t *storage.Topic, log *storage.Partition) 
 
 // partitionConfig turns a group's effective config into the share
 // partition's settings. Expiries and releases wake the fetches parked on p.
-func (s *Service) partitionConfig(cfg group.ShareGroupConfig, p *Partition) sharepartition.Config {
+func (s *Service) partitionConfig(key Key, cfg group.ShareGroupConfig, p *Partition) sharepartition.Config {
 	return sharepartition.Config{
+		OnDeadLetter:       s.deadLetterHook(key, cfg.DeadLetter),
 		LockDuration:       cfg.RecordLockDuration,
 		DeliveryCountLimit: int16(cfg.DeliveryCountLimit),
 		MaxRecordLocks:     int64(cfg.PartitionMaxRecordLocks),
@@ -163,7 +171,7 @@ func (s *Service) GroupConfigChanged(groupID string) error {
 	cfg := s.groupConfig(groupID)
 	var errs []error
 	for _, kp := range s.OfGroup(groupID) {
-		if err := kp.Part.Share.SetConfig(s.partitionConfig(cfg, kp.Part)); err != nil {
+		if err := kp.Part.Share.SetConfig(s.partitionConfig(kp.Key, cfg, kp.Part)); err != nil {
 			errs = append(errs, fmt.Errorf("share partition %x-%d: %w", kp.Key.TopicID, kp.Key.Partition, err))
 		}
 	}
