@@ -91,9 +91,9 @@ func TestShareMetricsKgoConsumer(t *testing.T) {
 		{"sharebroker_share_records_acknowledged_total", map[string]string{"type": "release"}, 0},
 		{"sharebroker_share_records_acknowledged_total", map[string]string{"type": "gap"}, 0},
 		// r0 and r1 are finished, so the SPSO passed them; r2 and r3
-		// remain. One acquisition made one in-flight batch of all four,
-		// as Kafka's acquireNewBatchRecords does, split per offset by the
-		// acknowledgements and still tracked.
+		// remain. One acquisition made one in-flight batch of all four
+		// (kgo's BatchSize is larger), as Kafka's acquireNewBatchRecords
+		// does; the acknowledgements split it per offset.
 		{"sharebroker_share_records_in_flight", partLabels, 2},
 		{"sharebroker_share_batches_in_flight", partLabels, 1},
 		{"sharebroker_share_partition_lock_expirations_total", partLabels, 0},
