@@ -250,13 +250,6 @@ func (s *Sessions) Count() int {
 	return len(s.byKey)
 }
 
-// CountOn returns the number of sessions open on node.
-func (s *Sessions) CountOn(node int32) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.byNode[node]
-}
-
 // NodeStats is one node's share-session cache as metrics see it.
 type NodeStats struct {
 	Sessions   int   // open sessions
