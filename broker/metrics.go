@@ -336,17 +336,24 @@ func (d *deliveryCounts) observe(count int16, records int64) {
 	d.sum.Add(uint64(max(count, 0)) * uint64(records))
 }
 
-func (d *deliveryCounts) metric(desc *prometheus.Desc) prometheus.Metric {
-	buckets := make(map[float64]uint64, maxDeliveryBucket)
-	var cum uint64
-	for i := 0; i <= maxDeliveryBucket; i++ {
-		cum += d.byCount[i].Load()
-		if i > 0 {
-			buckets[float64(i)] = cum
-		}
+// deliveryBounds are the delivery count histogram's bucket bounds, 1 to
+// maxDeliveryBucket.
+var deliveryBounds = func() []float64 {
+	b := make([]float64, maxDeliveryBucket)
+	for i := range b {
+		b[i] = float64(i + 1)
 	}
-	total := cum + d.byCount[maxDeliveryBucket+1].Load()
-	return prometheus.MustNewConstHistogram(desc, total, float64(d.sum.Load()), buckets)
+	return b
+}()
+
+func (d *deliveryCounts) metric(desc *prometheus.Desc) prometheus.Metric {
+	// counts[i] is the records at count i+1; a count below 1 (never sent)
+	// joins bucket 1, as before, and the last slot is above the buckets.
+	var counts [maxDeliveryBucket + 1]uint64
+	for i := range d.byCount {
+		counts[max(i-1, 0)] += d.byCount[i].Load()
+	}
+	return constHistogram(desc, deliveryBounds, counts[:], float64(d.sum.Load()), nil)
 }
 
 // shareCollector exports the share partitions' shared counters and the
