@@ -200,4 +200,28 @@ func TestShareMetricsRequests(t *testing.T) {
 		{"sharebroker_share_session_evictions_total", map[string]string{"node": "0"}, 1},
 		{"sharebroker_share_session_partitions", map[string]string{"node": "0"}, 0},
 	})
+
+	// Deleting the topic takes its series with it: topic labels stay
+	// bounded by the topics that exist.
+	del := kmsg.NewPtrDeleteTopicsRequest()
+	dt := kmsg.NewDeleteTopicsRequestTopic()
+	dt.Topic = kmsg.StringPtr(semTopic)
+	del.Topics, del.TimeoutMillis = append(del.Topics, dt), 5000
+	if resp, err := del.RequestWith(e.ctx, e.admin); err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("delete topic: %v %+v", err, resp)
+	}
+	fams := scrape(t, base)
+	for _, gone := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"sharebroker_share_fetch_requests_total", topic},
+		{"sharebroker_share_acknowledgement_requests_failed_total", topic},
+		{"sharebroker_share_records_in_flight", partLabels},
+		{"sharebroker_share_fetch_lock_seconds", partLabels},
+	} {
+		if findMetric(fams, gone.name, gone.labels) != nil {
+			t.Errorf("%s%v still served after its topic was deleted", gone.name, gone.labels)
+		}
+	}
 }
