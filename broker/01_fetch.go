@@ -81,7 +81,7 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 				p.Unwatch(wake)
 			}
 		}
-	})
+	}, nil)
 	return resp, nil
 }
 

@@ -181,6 +181,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 		}
 	}
 
+	b.countShareFetchAcks(key.Node, f.Acked(), f)
 	switch {
 	case req.ShareSessionEpoch == -1:
 		writeShareFetchAnswers(resp, f.Acked(), f, led)
@@ -223,7 +224,8 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		// A leader that moves while the request waits wakes it, and the
 		// next attempt refuses the partition (CheckLeader above).
-		b.longPoll(deadline, f.Attempt)
+		b.longPoll(deadline, f.Attempt, b.metrics.waitsOf(key.Node))
+		b.countShareFetch(key.Node, parts, f)
 	}
 	writeShareFetchAnswers(resp, f.Listed(req.ShareSessionEpoch, parts), f, led)
 	return resp, nil

@@ -72,6 +72,7 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 	for _, rt := range req.Topics {
 		st := kmsg.NewShareAcknowledgeResponseTopic()
 		st.TopicID = rt.TopicID
+		counted, failed := false, false
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -84,7 +85,9 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 			err := b.shares.Acknowledge(key, tp, req.Version, req.IsRenewAck, ackRequestAckBatches(rp.AcknowledgementBatches), now)
 			sp.ErrorCode, sp.ErrorMessage = codeFor(err), errMessage(err)
 			st.Partitions = append(st.Partitions, sp)
+			counted, failed = ackOutcome(counted, failed, err)
 		}
+		b.countShareAcks(key.Node, rt.TopicID, counted, failed)
 		resp.Topics = append(resp.Topics, st)
 	}
 	if req.ShareSessionEpoch == -1 {

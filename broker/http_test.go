@@ -166,7 +166,7 @@ func TestMetricsAfterShareScenario(t *testing.T) {
 		{"sharebroker_share_records_acknowledged_total", map[string]string{"type": "release"}, 1},
 		{"sharebroker_share_records_acknowledged_total", map[string]string{"type": "reject"}, 0},
 		{"sharebroker_share_records_acknowledged_total", map[string]string{"type": "gap"}, 0},
-		{"sharebroker_share_lock_renewals_total", nil, 1},
+		{"sharebroker_share_records_acknowledged_total", map[string]string{"type": "renew"}, 1},
 		{"sharebroker_share_lock_expirations_total", nil, 1},
 		{"sharebroker_share_records_archived_total", map[string]string{"reason": "rejected"}, 0},
 		{"sharebroker_share_records_archived_total", map[string]string{"reason": "delivery_limit"}, 0},

@@ -13,13 +13,22 @@ import (
 // still wakes us), and return a function that unregisters it. The last
 // attempt's answer is the one the caller sends; after the deadline there is
 // always one more attempt, so a waiting request answers with what exists
-// at the deadline.
-func (b *Broker) longPoll(deadline time.Time, attempt func(wake chan<- struct{}) (done bool, unwatch func())) {
+// at the deadline. waits, when set, counts the request among its node's
+// waiting fetches while it is parked, and as expired if it was parked and
+// the deadline ended the wait (Kafka's delayed share fetch purgatory: a
+// request that completes at once is never in it).
+func (b *Broker) longPoll(deadline time.Time, attempt func(wake chan<- struct{}) (done bool, unwatch func()), waits *shareWaits) {
 	wake := make(chan struct{}, 1)
 	var timer locktimer.Timer
 	defer func() {
 		if timer != nil {
 			timer.Stop()
+			if waits != nil { // the timer is armed exactly when the request parks
+				waits.waiting.Add(-1)
+				if !b.clock.Now().Before(deadline) {
+					waits.expired.Add(1)
+				}
+			}
 		}
 	}()
 	for {
@@ -33,6 +42,9 @@ func (b *Broker) longPoll(deadline time.Time, attempt func(wake chan<- struct{})
 				default:
 				}
 			})
+			if waits != nil {
+				waits.waiting.Add(1)
+			}
 		}
 		if !done {
 			select {

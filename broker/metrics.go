@@ -47,12 +47,14 @@ var rejectReasons = []string{rejectTooLarge, rejectBadSize, rejectHTTP, rejectTL
 	rejectBadHeader, rejectNotServed, rejectBadBody, rejectOtherReadErr}
 
 // ackTypeLabels names the acknowledgement types counted by
-// share_records_acknowledged_total; RENEW has its own counter.
+// share_records_acknowledged_total: Kafka's ackType values, lower case,
+// and gap, which Kafka does not count.
 var ackTypeLabels = map[sharepartition.AckType]string{
 	sharepartition.AckGap:     "gap",
 	sharepartition.AckAccept:  "accept",
 	sharepartition.AckRelease: "release",
 	sharepartition.AckReject:  "reject",
+	sharepartition.AckRenew:   "renew",
 }
 
 var archiveReasonLabels = [sharepartition.NumArchiveReasons]string{
@@ -75,6 +77,7 @@ type metrics struct {
 	panics         prometheus.Counter
 	fireDelay      prometheus.Histogram
 	delivery       deliveryCounts
+	share          *shareMetrics // share_metrics.go
 	// nodes holds the node label of each node, by ID minus the first ID:
 	// made once, so the request path labels without allocating.
 	nodes     []string
@@ -129,6 +132,7 @@ func newMetrics(b *Broker, reg *prometheus.Registry, own bool) *metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 8),
 		}),
 	}
+	m.share = newShareMetrics(len(m.nodes))
 	if !own {
 		m.registry()
 	}
@@ -200,6 +204,7 @@ func (m *metrics) fill() {
 		}, func() float64 { return float64(b.shares.LockTimers()) }),
 		&shareCollector{b: b},
 		b.deadLetters,
+		&kafkaShareCollector{b: b},
 	)
 }
 
@@ -349,31 +354,36 @@ func (d *deliveryCounts) observe(count int16, records int64) {
 	d.sum.Add(uint64(max(count, 0)) * uint64(records))
 }
 
-func (d *deliveryCounts) metric(desc *prometheus.Desc) prometheus.Metric {
-	buckets := make(map[float64]uint64, maxDeliveryBucket)
-	var cum uint64
-	for i := 0; i <= maxDeliveryBucket; i++ {
-		cum += d.byCount[i].Load()
-		if i > 0 {
-			buckets[float64(i)] = cum
-		}
+// deliveryBounds are the delivery count histogram's bucket bounds, 1 to
+// maxDeliveryBucket.
+var deliveryBounds = func() []float64 {
+	b := make([]float64, maxDeliveryBucket)
+	for i := range b {
+		b[i] = float64(i + 1)
 	}
-	total := cum + d.byCount[maxDeliveryBucket+1].Load()
-	return prometheus.MustNewConstHistogram(desc, total, float64(d.sum.Load()), buckets)
+	return b
+}()
+
+func (d *deliveryCounts) metric(desc *prometheus.Desc) prometheus.Metric {
+	// counts[i] is the records at count i+1; a count below 1 (never sent)
+	// joins bucket 1, as before, and the last slot is above the buckets.
+	var counts [maxDeliveryBucket + 1]uint64
+	for i := range d.byCount {
+		counts[max(i-1, 0)] += d.byCount[i].Load()
+	}
+	return constHistogram(desc, deliveryBounds, counts[:], float64(d.sum.Load()), nil)
 }
 
-// shareCollector exports the share partitions' shared counters, the
-// delivery count histogram and each share partition's in-flight window.
+// shareCollector exports the share partitions' shared counters and the
+// delivery count histogram; kafkaShareCollector the rest.
 type shareCollector struct{ b *Broker }
 
 var (
 	descAcquired = prometheus.NewDesc("sharebroker_share_records_acquired_total",
 		"Records acquired by share consumers.", nil, nil)
 	descAcknowledged = prometheus.NewDesc("sharebroker_share_records_acknowledged_total",
-		"Records acknowledged, by type (gap, accept, release, reject); renewals are counted by sharebroker_share_lock_renewals_total.",
+		"Records acknowledged, by type (accept, release, reject, renew, gap) (Kafka's RecordAcknowledgementsPerSec).",
 		[]string{"type"}, nil)
-	descRenewals = prometheus.NewDesc("sharebroker_share_lock_renewals_total",
-		"Records whose acquisition lock was renewed (RENEW acknowledgements).", nil, nil)
 	descExpirations = prometheus.NewDesc("sharebroker_share_lock_expirations_total",
 		"Records whose acquisition lock expired.", nil, nil)
 	descArchived = prometheus.NewDesc("sharebroker_share_records_archived_total",
@@ -392,8 +402,8 @@ var (
 )
 
 func (c *shareCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descAcquired, descAcknowledged, descRenewals, descExpirations,
-		descArchived, descMemberReleased, descLeaderMoved, descSessions, descInFlight, descDelivery} {
+	for _, d := range []*prometheus.Desc{descAcquired, descAcknowledged, descExpirations,
+		descArchived, descMemberReleased, descLeaderMoved, descDelivery} {
 		ch <- d
 	}
 }
@@ -407,25 +417,11 @@ func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
 	for t, name := range ackTypeLabels {
 		counter(descAcknowledged, ctr.Acknowledged[t].Load(), name)
 	}
-	counter(descRenewals, ctr.Acknowledged[sharepartition.AckRenew].Load())
 	counter(descExpirations, ctr.LockExpirations.Load())
 	for r, name := range archiveReasonLabels {
 		counter(descArchived, ctr.Archived[r].Load(), name)
 	}
 	counter(descMemberReleased, ctr.MemberReleased.Load())
 	counter(descLeaderMoved, ctr.LeaderMoved.Load())
-	for _, n := range c.b.cluster.Nodes() { // N series, N small
-		ch <- prometheus.MustNewConstMetric(descSessions, prometheus.GaugeValue,
-			float64(c.b.shares.Sessions.CountOn(n.ID)), strconv.Itoa(int(n.ID)))
-	}
 	ch <- c.b.metrics.delivery.metric(descDelivery)
-	for _, p := range c.b.shares.All() {
-		t := c.b.store.TopicByID(p.Key.TopicID)
-		if t == nil {
-			continue
-		}
-		s := p.Part.Share.Snapshot()
-		ch <- prometheus.MustNewConstMetric(descInFlight, prometheus.GaugeValue, float64(s.InFlight),
-			p.Key.Group, t.Name, strconv.Itoa(int(p.Key.Partition)))
-	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -46,7 +47,14 @@ type ShareGroups struct {
 
 	mu     sync.Mutex // guards groups
 	groups map[string]*shareGroup
+
+	rebalances atomic.Int64 // group epoch bumps of every share group (Rebalances)
 }
+
+// Rebalances returns how many times a share group's epoch has moved:
+// members joining, leaving or timing out, and subscription or topic
+// changes. Kafka's coordinator counts the same (share-group-rebalance-count).
+func (s *ShareGroups) Rebalances() int64 { return s.rebalances.Load() }
 
 // NewShareGroups validates o and returns an empty coordinator.
 func NewShareGroups(o ShareOptions) (*ShareGroups, error) {
@@ -194,7 +202,7 @@ func (s *ShareGroups) lookup(id string, create bool) (*shareGroup, error) {
 	if err := s.registry.Claim(id, TypeShare); err != nil {
 		return nil, err
 	}
-	g = &shareGroup{id: id, members: make(map[string]*shareMember)}
+	g = &shareGroup{id: id, members: make(map[string]*shareMember), rebalances: &s.rebalances}
 	s.groups[id] = g
 	return g, nil
 }
@@ -244,7 +252,7 @@ func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *ShareHeartbeatInput, no
 		bump = true
 	}
 	if bump {
-		g.groupEpoch++
+		g.bumpEpochLocked()
 	}
 	g.computeAssignmentLocked()
 

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -36,6 +37,15 @@ type shareGroup struct {
 	metadata map[string]TopicInfo
 	// target is the target assignment computed at assignmentEpoch.
 	target map[string]map[topicPartition]bool
+	// rebalances is ShareGroups.rebalances, shared by every group.
+	rebalances *atomic.Int64
+}
+
+// bumpEpochLocked starts a rebalance: Kafka counts one each time a share
+// group's epoch moves (share-group-rebalance-count).
+func (g *shareGroup) bumpEpochLocked() {
+	g.groupEpoch++
+	g.rebalances.Add(1)
 }
 
 // shareMember is one member of a share group, guarded by its group's mu.
@@ -100,7 +110,7 @@ func (g *shareGroup) removeMemberLocked(m *shareMember, timers *locktimer.Servic
 	if m.timer != nil {
 		timers.Cancel(m.timer)
 	}
-	g.groupEpoch++
+	g.bumpEpochLocked()
 }
 
 // computeAssignmentLocked runs the assignor when the group epoch has moved

@@ -80,6 +80,20 @@ func (sp *SharePartition) Snapshot() Snapshot {
 	return s
 }
 
+// Stats is what metrics read of one partition, cheaply: no ranges copied.
+type Stats struct {
+	InFlight        int64 // offsets in the window, as Snapshot.InFlight
+	Batches         int   // in-flight batches, as Batches
+	LockExpirations int64 // records whose lock expired, since the partition was made
+}
+
+// Stats returns the partition's figures for metrics under one lock.
+func (sp *SharePartition) Stats() Stats {
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return Stats{InFlight: sp.end - sp.spso, Batches: len(sp.batches), LockExpirations: sp.lockExpirations}
+}
+
 // Batches returns the number of in-flight batches (memory follows batches).
 func (sp *SharePartition) Batches() int {
 	sp.mu.Lock()

@@ -48,6 +48,10 @@ type SharePartition struct {
 	lockGen   uint64 // generation of the last armed lock; a fire carries its own
 	liveLocks int    // armed lock handles; equals the number of ACQUIRED records/batches
 
+	// lockExpirations counts this partition's records whose lock expired;
+	// Counters.LockExpirations sums every partition's (Stats).
+	lockExpirations int64
+
 	checkedSPSO int64 // SPSO seen by the previous CheckInvariants
 
 	dead []DeadLetter // archived since the last takeDeadLocked; empty without cfg.OnDeadLetter
@@ -424,6 +428,7 @@ func (sp *SharePartition) transitionLocked(s slot, ev event, member string, now 
 		sp.ctr.Acknowledged[AckRelease].Add(n)
 	case evExpire:
 		sp.ctr.LockExpirations.Add(n)
+		sp.lockExpirations += n
 	case evMemberGone:
 		sp.ctr.MemberReleased.Add(n)
 	case evLogStart:

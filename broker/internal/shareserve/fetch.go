@@ -213,7 +213,9 @@ func (f *Fetch) acquireOnce() (acquired, failed bool) {
 				continue
 			}
 		}
+		passStart := time.Now()
 		got, err := f.acquireFrom(r, sp, remaining, bytesLeft, now)
+		r.part.FetchLock.pass(passStart, time.Now())
 		if f.leads != nil {
 			r.part.moving.RUnlock()
 		}

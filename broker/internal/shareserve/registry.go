@@ -29,6 +29,8 @@ type Partition struct {
 	// over, and for reading by an acquisition that checked its node still
 	// leads: no acquisition on the old leader survives the handover.
 	moving sync.RWMutex
+	// FetchLock times the fetch passes over the partition (fetchlock.go).
+	FetchLock FetchLock
 }
 
 // Keyed is a share partition with its key, as listings return it.

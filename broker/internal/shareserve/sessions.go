@@ -68,10 +68,15 @@ type Sessions struct {
 	byKey  map[SessionKey]*session
 	byNode map[int32]int // open sessions per node
 	max    int           // group.share.max.share.sessions, per node
+	// evicted counts, per node, the sessions ended because their
+	// connection closed rather than by a closing request (Kafka's
+	// ShareSessionEvictionsPerSec counts exactly those).
+	evicted map[int32]int64
 }
 
 func newSessions(max int) *Sessions {
-	return &Sessions{byKey: make(map[SessionKey]*session), byNode: make(map[int32]int), max: max}
+	return &Sessions{byKey: make(map[SessionKey]*session), byNode: make(map[int32]int), max: max,
+		evicted: make(map[int32]int64)}
 }
 
 // nextEpoch is the epoch after e: one more, wrapping from the largest int32
@@ -233,6 +238,7 @@ func (s *Sessions) closedOwner(owner any) map[SessionKey][]TopicPartition {
 		}
 		closed[key] = sess.topicPartitions()
 		s.removeLocked(key)
+		s.evicted[key.Node]++
 	}
 	return closed
 }
@@ -244,11 +250,24 @@ func (s *Sessions) Count() int {
 	return len(s.byKey)
 }
 
-// CountOn returns the number of sessions open on node.
-func (s *Sessions) CountOn(node int32) int {
+// NodeStats is one node's share-session cache as metrics see it.
+type NodeStats struct {
+	Sessions   int   // open sessions
+	Partitions int   // partitions across them, each session's counted
+	Evictions  int64 // sessions ended by their connection closing
+}
+
+// StatsOn returns node's figures; O(sessions), for scrapes.
+func (s *Sessions) StatsOn(node int32) NodeStats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.byNode[node]
+	st := NodeStats{Sessions: s.byNode[node], Evictions: s.evicted[node]}
+	for key, sess := range s.byKey {
+		if key.Node == node {
+			st.Partitions += len(sess.parts)
+		}
+	}
+	return st
 }
 
 func (sess *session) add(tp TopicPartition) {

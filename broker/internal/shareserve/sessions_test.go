@@ -146,3 +146,39 @@ func TestShareSessionRules(t *testing.T) {
 		}
 	})
 }
+
+// share-groups.md §11.4: a session ended by its connection closing is an
+// eviction; one closed by request or replaced by a new epoch 0 is not.
+// Each node's figures are its own.
+func TestShareSessionStats(t *testing.T) {
+	s := newSessions(10)
+	c1, c2 := new(int), new(int) // two connections
+	a := SessionKey{Group: "g", Member: "a"}
+	b := SessionKey{Group: "g", Member: "b"}
+	other := SessionKey{Group: "g", Member: "a", Node: 1}
+	for _, open := range []struct {
+		key   SessionKey
+		owner any
+		parts []TopicPartition
+	}{
+		{a, c1, []TopicPartition{tp(0), tp(1)}},
+		{a, c1, []TopicPartition{tp(0), tp(1), tp(2)}}, // epoch 0 again: replaced
+		{b, c2, []TopicPartition{tp(0)}},
+		{other, c1, []TopicPartition{tp(0)}},
+	} {
+		if _, err := s.Open(open.key, open.owner, open.parts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, want := s.StatsOn(0), (NodeStats{Sessions: 2, Partitions: 4}); got != want {
+		t.Fatalf("node 0: %+v, want %+v", got, want)
+	}
+	s.close(b)
+	s.closedOwner(c1) // a on node 0 and on node 1
+	if got, want := s.StatsOn(0), (NodeStats{Evictions: 1}); got != want {
+		t.Fatalf("node 0 after closes: %+v, want %+v", got, want)
+	}
+	if got, want := s.StatsOn(1), (NodeStats{Evictions: 1}); got != want {
+		t.Fatalf("node 1 after closes: %+v, want %+v", got, want)
+	}
+}
