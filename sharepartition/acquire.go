@@ -75,6 +75,9 @@ func (sp *SharePartition) Acquire(req AcquireRequest, now time.Time) ([]Acquired
 	a := acquisition{sp: sp, req: req, now: now}
 	a.run()
 	sp.advanceLocked()
+	// An acquisition itself is never written; records it archived
+	// (aborted, compacted away) and an SPSO it moved are.
+	sp.persistLocked()
 	notify := sp.cfg.OnChange
 	sp.mu.Unlock()
 	if a.shrank && notify != nil {

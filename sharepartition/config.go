@@ -46,6 +46,11 @@ type Config struct {
 	// shrank (acknowledgement, log start move). It must not block for long;
 	// it runs on the timer goroutine for expiries.
 	OnChange func()
+	// Persist, when set, is given each change of the persisted state
+	// (persist.go) with the partition lock held, so it sees them in order;
+	// it must not call back into the partition and must not keep the
+	// Batches slice. Nil (no data directory) costs one branch per change.
+	Persist func(Persisted)
 	// Counters, when set, is incremented as records move. It may be shared
 	// by many partitions (the fields are atomic).
 	Counters *Counters

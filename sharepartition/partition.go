@@ -49,6 +49,13 @@ type SharePartition struct {
 	liveLocks int    // armed lock handles; equals the number of ACQUIRED records/batches
 
 	checkedSPSO int64 // SPSO seen by the previous CheckInvariants
+
+	// Persistence (persist.go), used only when cfg.Persist is set: the
+	// attempt ends and archives not yet written, the SPSO last written,
+	// and the state epoch (0 at initialisation, one more at each reset).
+	pending       []PersistedBatch
+	persistedSPSO int64
+	stateEpoch    int32
 }
 
 // rec is the state of one record, or of a whole batch that has not been
@@ -142,6 +149,7 @@ func (sp *SharePartition) InitializeIfNeeded(start int64) bool {
 		return false
 	}
 	sp.resetLocked(start)
+	sp.persistSnapshotLocked()
 	return true
 }
 
@@ -158,6 +166,8 @@ func (sp *SharePartition) Initialized() bool {
 func (sp *SharePartition) ResetStart(offset int64) {
 	sp.mu.Lock()
 	sp.resetLocked(offset)
+	sp.stateEpoch++
+	sp.persistSnapshotLocked()
 	notify := sp.cfg.OnChange
 	sp.mu.Unlock()
 	if notify != nil {
@@ -448,6 +458,9 @@ func (sp *SharePartition) transitionLocked(s slot, ev event, member string, now 
 		}
 	}
 	r.state = to
+	if sp.cfg.Persist != nil && to != Acquired {
+		sp.notePersistLocked(first, last, to, r.count)
+	}
 }
 
 // armLocked arms a lock for the ACQUIRED rec at s. The callback carries a
@@ -496,6 +509,7 @@ func (sp *SharePartition) expire(b *batch, idx int, gen uint64) {
 	sp.liveLocks--
 	sp.transitionLocked(s, evExpire, "", time.Time{})
 	sp.advanceLocked()
+	sp.persistLocked()
 	notify := sp.cfg.OnChange
 	sp.mu.Unlock()
 	if notify != nil {
