@@ -77,6 +77,9 @@ type Dir struct {
 	// ID (groups.go), kept for compact-on-start.
 	groupConfigs map[string]map[string]string
 	groupOffsets map[string]*GroupOffsets
+	// shares is the share-partition state recovered (share.go); later
+	// writes go to the log only, and the next start replays them.
+	shares map[ShareKey]*ShareState
 }
 
 // topicFiles is what the Dir knows of one live topic.

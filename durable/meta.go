@@ -29,6 +29,10 @@ const (
 	opProducerIDs = "producer-ids"
 	opGroupConfig = "group-config"
 	opOffsets     = "group-offsets"
+
+	opShareSnapshot = "share-snapshot"
+	opShareUpdate   = "share-update"
+	opShareDelete   = "share-delete"
 )
 
 // metaHeaderBytes is the length and CRC before each payload.
@@ -53,6 +57,10 @@ type metaRecord struct {
 	Group      string            `json:"group,omitempty"`
 	Kind       string            `json:"kind,omitempty"`
 	Offsets    []GroupOffset     `json:"offsets,omitempty"`
+
+	StartOffset int64        `json:"start_offset,omitempty"`
+	StateEpoch  int32        `json:"state_epoch,omitempty"`
+	Batches     []ShareBatch `json:"batches,omitempty"`
 }
 
 // GroupOffset is one committed offset of a group.
