@@ -91,6 +91,11 @@ func (b *Broker) recoverData() error {
 		b.durable.dir = nil
 		return err
 	}
+	if err := b.restoreShares(d); err != nil {
+		d.Close()
+		b.durable.dir = nil
+		return err
+	}
 	maxSeen := b.abortOpenTxns()
 	b.durable.reservedTo = max(d.ReservedProducerIDs(), maxSeen+1)
 	b.producerIDs.Store(b.durable.reservedTo)

@@ -73,8 +73,46 @@ type Service struct {
 	// Sessions is the share-session cache (share-groups.md §2.4).
 	Sessions *Sessions
 
+	// journal keeps share state across restarts; nil without a data
+	// directory. Set by SetJournal before anything is served.
+	journal Journal
+
 	mu    sync.Mutex // guards byKey
 	byKey map[Key]*Partition
+}
+
+// Journal is where share-partition state goes to survive a restart
+// (docs/durability.md share-state-as-kafka).
+type Journal interface {
+	// SharePersisted records a change of key's persisted state. It is
+	// called with the share partition's lock held, in the order of the
+	// changes, and must not keep st.Batches.
+	SharePersisted(key Key, st sharepartition.Persisted)
+	// ShareDropped records that key has no state any more.
+	ShareDropped(key Key)
+}
+
+// SetJournal makes every share partition created from now on write its
+// state to j. The broker calls it once, after recovery and before it
+// serves.
+func (s *Service) SetJournal(j Journal) { s.journal = j }
+
+// Restore creates the share partition of (groupID, t, log) from persisted
+// state instead of share.auto.offset.reset, at recovery. A log start that
+// moved past the SPSO (retention while the state was written elsewhere)
+// moves it as it would have live.
+func (s *Service) Restore(groupID string, t *storage.Topic, log *storage.Partition, st sharepartition.Persisted) error {
+	key := Key{Group: groupID, TopicPartition: TopicPartition{TopicID: t.ID, Partition: log.Index}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := &Partition{Log: log}
+	p.Share = sharepartition.New(s.partitionConfig(s.groupConfig(groupID), key, p), s.timers)
+	if err := p.Share.Restore(st); err != nil {
+		return err
+	}
+	p.Share.LogStartMoved(log.Offsets().LogStart)
+	s.byKey[key] = p
+	return nil
 }
 
 // New returns a service with no sessions and no share partitions.
@@ -123,7 +161,7 @@ func (s *Service) Get(groupID string, t *storage.Topic, log *storage.Partition) 
 	// (impossible with random IDs, but then the old state is stale).
 	cfg := s.groupConfig(groupID)
 	p := &Partition{Log: log}
-	p.Share = sharepartition.New(s.partitionConfig(cfg, p), s.timers)
+	p.Share = sharepartition.New(s.partitionConfig(cfg, key, p), s.timers)
 	offs := log.Offsets()
 	start := offs.HighWatermark
 	switch cfg.AutoOffsetReset.Kind {
@@ -141,9 +179,15 @@ func (s *Service) Get(groupID string, t *storage.Topic, log *storage.Partition) 
 }
 
 // partitionConfig turns a group's effective config into the share
-// partition's settings. Expiries and releases wake the fetches parked on p.
-func (s *Service) partitionConfig(cfg group.ShareGroupConfig, p *Partition) sharepartition.Config {
+// partition's settings. Expiries and releases wake the fetches parked on p;
+// with a journal, persisted changes go to it under key.
+func (s *Service) partitionConfig(cfg group.ShareGroupConfig, key Key, p *Partition) sharepartition.Config {
+	var persist func(sharepartition.Persisted)
+	if j := s.journal; j != nil {
+		persist = func(st sharepartition.Persisted) { j.SharePersisted(key, st) }
+	}
 	return sharepartition.Config{
+		Persist:            persist,
 		LockDuration:       cfg.RecordLockDuration,
 		DeliveryCountLimit: int16(cfg.DeliveryCountLimit),
 		MaxRecordLocks:     int64(cfg.PartitionMaxRecordLocks),
@@ -163,7 +207,7 @@ func (s *Service) GroupConfigChanged(groupID string) error {
 	cfg := s.groupConfig(groupID)
 	var errs []error
 	for _, kp := range s.OfGroup(groupID) {
-		if err := kp.Part.Share.SetConfig(s.partitionConfig(cfg, kp.Part)); err != nil {
+		if err := kp.Part.Share.SetConfig(s.partitionConfig(cfg, kp.Key, kp.Part)); err != nil {
 			errs = append(errs, fmt.Errorf("share partition %x-%d: %w", kp.Key.TopicID, kp.Key.Partition, err))
 		}
 	}
@@ -202,7 +246,15 @@ func (s *Service) DropGroup(groupID string) {
 	for key := range s.byKey {
 		if key.Group == groupID {
 			delete(s.byKey, key)
+			s.droppedLocked(key)
 		}
+	}
+}
+
+// droppedLocked tells the journal key's state is gone.
+func (s *Service) droppedLocked(key Key) {
+	if s.journal != nil {
+		s.journal.ShareDropped(key)
 	}
 }
 
@@ -215,6 +267,7 @@ func (s *Service) DropTopic(groupID string, topicID storage.TopicID) int {
 	for key := range s.byKey {
 		if key.Group == groupID && key.TopicID == topicID {
 			delete(s.byKey, key)
+			s.droppedLocked(key)
 			n++
 		}
 	}
