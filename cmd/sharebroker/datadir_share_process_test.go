@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -249,6 +250,131 @@ func TestDataDirShareStateSurvivesSIGKILL(t *testing.T) {
 	for v, n := range want {
 		if got[v] != n {
 			t.Errorf("%s delivered with count %d after SIGKILL; want %d", v, got[v], n)
+		}
+	}
+}
+
+const soakShareGroup = "soak-share"
+
+// shareSoak is the share-group part of the crash soak: what the share
+// group was handed and which acceptances the broker confirmed.
+type shareSoak struct {
+	mu          sync.Mutex
+	delivered   map[string]bool
+	accepted    map[string]bool // acceptance confirmed: never to be delivered again
+	redelivered []string        // accepted records delivered again: the failure
+	ackErrs     int             // errors the ack callback has seen
+}
+
+func newShareSoak() *shareSoak {
+	return &shareSoak{delivered: make(map[string]bool), accepted: make(map[string]bool)}
+}
+
+func (s *shareSoak) onAcks(_ *kgo.Client, results kgo.ShareAckResults) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range results {
+		if r.Err != nil {
+			s.ackErrs++
+		}
+	}
+}
+
+// handle records one poll's records, accepts them and flushes; only a
+// flush without an error confirms the acceptances.
+func (s *shareSoak) handle(ctx context.Context, cl *kgo.Client, recs []*kgo.Record) error {
+	s.mu.Lock()
+	for _, r := range recs {
+		v := string(r.Value)
+		if s.accepted[v] {
+			s.redelivered = append(s.redelivered, fmt.Sprintf("%s (count %d)", v, r.DeliveryCount()))
+		}
+		s.delivered[v] = true
+	}
+	errsBefore := s.ackErrs
+	s.mu.Unlock()
+	for _, r := range recs {
+		r.Ack(kgo.AckAccept)
+	}
+	err := cl.FlushAcks(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil || s.ackErrs != errsBefore {
+		return fmt.Errorf("acceptance not confirmed: %v", err)
+	}
+	for _, r := range recs {
+		s.accepted[string(r.Value)] = true
+	}
+	return nil
+}
+
+// consume runs a share consumer on addr until ctx ends; done closes after
+// its last poll.
+func (s *shareSoak) consume(t *testing.T, ctx context.Context, addr string) (*kgo.Client, <-chan struct{}) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.ConsumeTopics("soak"), kgo.ShareGroup(soakShareGroup),
+		kgo.FetchMaxWait(50*time.Millisecond), kgo.ShareAckCallback(s.onAcks))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if recs := cl.PollFetches(ctx).Records(); len(recs) > 0 {
+				_ = s.handle(ctx, cl, recs) // a kill mid-flush leaves them unconfirmed
+			}
+		}
+	}()
+	return cl, done
+}
+
+// check fails the test if an accepted record came again.
+func (s *shareSoak) check(t *testing.T) {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.redelivered) > 0 {
+		t.Fatalf("records delivered again after their acceptance was confirmed: %v", s.redelivered)
+	}
+}
+
+func (s *shareSoak) confirmed() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.accepted)
+}
+
+// drain share-consumes until the share group has finished every record of
+// the topic, then checks that every acknowledged record was delivered to
+// it and no accepted one twice.
+func (s *shareSoak) drain(t *testing.T, ctx context.Context, addr string, acked map[int64]string) {
+	t.Helper()
+	cl, done := s.consume(t, ctx, addr)
+	defer func() { <-done; cl.Close() }()
+	c := rawconn.Dial(t, addr)
+	_, hw := rawLog(t, addr, "soak")
+	for {
+		req := kmsg.NewPtrDescribeShareGroupOffsetsRequest()
+		g := kmsg.NewDescribeShareGroupOffsetsRequestGroup()
+		g.GroupID = soakShareGroup
+		g.Topics = []kmsg.DescribeShareGroupOffsetsRequestGroupTopic{{Topic: "soak", Partitions: []int32{0}}}
+		req.Groups = append(req.Groups, g)
+		resp := c.Request(req).(*kmsg.DescribeShareGroupOffsetsResponse)
+		if p := resp.Groups[0].Topics[0].Partitions[0]; p.StartOffset == hw {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the share group did not finish the topic (high watermark %d) before the deadline", hw)
+		}
+		s.check(t)
+	}
+	s.check(t)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for off, v := range acked {
+		if !s.delivered[v] {
+			t.Fatalf("offset %d (%s) was acknowledged to the producer but never delivered to the share group", off, v)
 		}
 	}
 }
