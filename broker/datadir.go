@@ -96,6 +96,7 @@ func (b *Broker) recoverData() error {
 		b.durable.dir = nil
 		return err
 	}
+	b.restoreSCRAM(d)
 	maxSeen := b.abortOpenTxns()
 	b.durable.reservedTo = max(d.ReservedProducerIDs(), maxSeen+1)
 	b.producerIDs.Store(b.durable.reservedTo)

@@ -80,6 +80,9 @@ type Dir struct {
 	// shares is the share-partition state recovered (share.go); later
 	// writes go to the log only, and the next start replays them.
 	shares map[ShareKey]*ShareState
+	// scram is the SCRAM credentials recovered (scram.go), nil values
+	// deletions.
+	scram map[SCRAMKey]*SCRAMCredential
 }
 
 // topicFiles is what the Dir knows of one live topic.

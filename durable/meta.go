@@ -33,6 +33,9 @@ const (
 	opShareSnapshot = "share-snapshot"
 	opShareUpdate   = "share-update"
 	opShareDelete   = "share-delete"
+
+	opSCRAM       = "scram"
+	opSCRAMDelete = "scram-delete"
 )
 
 // metaHeaderBytes is the length and CRC before each payload.
@@ -61,6 +64,13 @@ type metaRecord struct {
 	StartOffset int64        `json:"start_offset,omitempty"`
 	StateEpoch  int32        `json:"state_epoch,omitempty"`
 	Batches     []ShareBatch `json:"batches,omitempty"`
+
+	User       string `json:"user,omitempty"`
+	Mechanism  int8   `json:"mechanism,omitempty"`
+	Salt       []byte `json:"salt,omitempty"`
+	StoredKey  []byte `json:"stored_key,omitempty"`
+	ServerKey  []byte `json:"server_key,omitempty"`
+	Iterations int32  `json:"iterations,omitempty"`
 }
 
 // GroupOffset is one committed offset of a group.

@@ -93,6 +93,7 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	d.groupConfigs = st.groupConfigs
 	d.groupOffsets = st.groupOffsets
 	d.shares = st.shares
+	d.scram = st.scram
 	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta}
 	d.mu.Unlock()
 	store.SetJournal(d)
@@ -106,13 +107,14 @@ type metaState struct {
 	groupConfigs map[string]map[string]string
 	groupOffsets map[string]*GroupOffsets
 	shares       map[ShareKey]*ShareState
+	scram        map[SCRAMKey]*SCRAMCredential
 }
 
 // replay applies the metadata log's records in order.
 func replay(recs []metaRecord) (*metaState, error) {
 	st := &metaState{topics: make(map[storage.TopicID]*topicFiles),
 		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets),
-		shares: make(map[ShareKey]*ShareState)}
+		shares: make(map[ShareKey]*ShareState), scram: make(map[SCRAMKey]*SCRAMCredential)}
 	topics := st.topics
 	for i, r := range recs {
 		bad := func(why string) error {
@@ -127,6 +129,9 @@ func replay(recs []metaRecord) (*metaState, error) {
 			continue
 		case opOffsets:
 			setGroupOffsets(st.groupOffsets, GroupOffsets{Group: r.Group, Kind: r.Kind, Offsets: r.Offsets})
+			continue
+		case opSCRAM, opSCRAMDelete:
+			replaySCRAM(st.scram, r)
 			continue
 		case opShareSnapshot, opShareUpdate, opShareDelete:
 			if err := replayShare(st.shares, r); err != nil {
@@ -205,6 +210,7 @@ func snapshot(st *metaState) []byte {
 		g := st.groupOffsets[id]
 		b = appendMetaRecord(b, metaRecord{Op: opOffsets, Group: id, Kind: g.Kind, Offsets: g.Offsets})
 	}
+	b = appendSCRAM(b, st.scram)
 	return appendShareSnapshots(b, st.shares)
 }
 
