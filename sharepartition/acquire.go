@@ -308,6 +308,9 @@ func (a *acquisition) newRecords() {
 			gap := sp.appendLocked(sp.end, base-1)
 			gap.state = Archived
 			sp.ctr.Archived[ArchivedCompacted].Add(gap.size())
+			if sp.cfg.Persist != nil {
+				sp.notePersistLocked(gap.first, gap.last, Archived, 0)
+			}
 			// The budget stays as computed before the hole, as Kafka's
 			// does: holes count as in flight but do not shrink it.
 		}
