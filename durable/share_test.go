@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -77,5 +78,45 @@ func TestShareStateBadBatch(t *testing.T) {
 	d.Close()
 	if _, _, _, err := tryOpen(dir, Options{}); err == nil {
 		t.Fatal("a persisted ACQUIRED batch was accepted")
+	}
+}
+
+// mergeShareBatches is the per-offset "later write wins, nothing below the
+// start" rule, with runs joined: checked against a map of offsets over
+// random writes.
+func TestMergeShareBatchesPerOffset(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 932))
+	for range 500 {
+		var kept []ShareBatch
+		byOffset := map[int64]ShareBatch{}
+		start := int64(0)
+		for range 1 + r.IntN(12) {
+			var upd []ShareBatch
+			for range r.IntN(4) {
+				first := start + int64(r.IntN(40))
+				b := ShareBatch{First: first, Last: first + int64(r.IntN(6)), State: []int8{0, 2, 4}[r.IntN(3)], Count: int16(r.IntN(3))}
+				upd = append(upd, b)
+				for o := b.First; o <= b.Last; o++ {
+					byOffset[o] = b
+				}
+			}
+			start += int64(r.IntN(5))
+			kept = mergeShareBatches(kept, upd, start)
+		}
+		var want []ShareBatch
+		for o := start; o < start+60; o++ {
+			b, ok := byOffset[o]
+			if !ok {
+				continue
+			}
+			if n := len(want); n > 0 && want[n-1].Last+1 == o && want[n-1].State == b.State && want[n-1].Count == b.Count {
+				want[n-1].Last = o
+				continue
+			}
+			want = append(want, ShareBatch{First: o, Last: o, State: b.State, Count: b.Count})
+		}
+		if !reflect.DeepEqual(kept, want) && (len(kept) != 0 || len(want) != 0) {
+			t.Fatalf("merged %+v\nwant %+v", kept, want)
+		}
 	}
 }
