@@ -83,6 +83,8 @@ type Dir struct {
 	// scram is the SCRAM credentials recovered (scram.go), nil values
 	// deletions.
 	scram map[SCRAMKey]*SCRAMCredential
+	// txns is the transaction coordinator state recovered (txn.go).
+	txns map[string]TxnState
 }
 
 // topicFiles is what the Dir knows of one live topic.

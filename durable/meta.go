@@ -36,6 +36,9 @@ const (
 
 	opSCRAM       = "scram"
 	opSCRAMDelete = "scram-delete"
+
+	opTxn       = "txn"
+	opTxnDelete = "txn-delete"
 )
 
 // metaHeaderBytes is the length and CRC before each payload.
@@ -71,6 +74,8 @@ type metaRecord struct {
 	StoredKey  []byte `json:"stored_key,omitempty"`
 	ServerKey  []byte `json:"server_key,omitempty"`
 	Iterations int32  `json:"iterations,omitempty"`
+
+	Txn *TxnState `json:"txn,omitempty"`
 }
 
 // GroupOffset is one committed offset of a group.

@@ -94,6 +94,7 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	d.groupOffsets = st.groupOffsets
 	d.shares = st.shares
 	d.scram = st.scram
+	d.txns = st.txns
 	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta}
 	d.mu.Unlock()
 	store.SetJournal(d)
@@ -108,13 +109,15 @@ type metaState struct {
 	groupOffsets map[string]*GroupOffsets
 	shares       map[ShareKey]*ShareState
 	scram        map[SCRAMKey]*SCRAMCredential
+	txns         map[string]TxnState
 }
 
 // replay applies the metadata log's records in order.
 func replay(recs []metaRecord) (*metaState, error) {
 	st := &metaState{topics: make(map[storage.TopicID]*topicFiles),
 		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets),
-		shares: make(map[ShareKey]*ShareState), scram: make(map[SCRAMKey]*SCRAMCredential)}
+		shares: make(map[ShareKey]*ShareState), scram: make(map[SCRAMKey]*SCRAMCredential),
+		txns: make(map[string]TxnState)}
 	topics := st.topics
 	for i, r := range recs {
 		bad := func(why string) error {
@@ -132,6 +135,9 @@ func replay(recs []metaRecord) (*metaState, error) {
 			continue
 		case opSCRAM, opSCRAMDelete:
 			replaySCRAM(st.scram, r)
+			continue
+		case opTxn, opTxnDelete:
+			replayTxn(st.txns, r)
 			continue
 		case opShareSnapshot, opShareUpdate, opShareDelete:
 			if err := replayShare(st.shares, r); err != nil {
@@ -211,6 +217,7 @@ func snapshot(st *metaState) []byte {
 		b = appendMetaRecord(b, metaRecord{Op: opOffsets, Group: id, Kind: g.Kind, Offsets: g.Offsets})
 	}
 	b = appendSCRAM(b, st.scram)
+	b = appendTxns(b, st.txns)
 	return appendShareSnapshots(b, st.shares)
 }
 
