@@ -97,9 +97,16 @@ func (b *Broker) recoverData() error {
 		return err
 	}
 	b.restoreSCRAM(d)
-	maxSeen := b.abortOpenTxns()
-	b.durable.reservedTo = max(d.ReservedProducerIDs(), maxSeen+1)
+	// Producer IDs first: a restored transaction may need a new one.
+	b.durable.reservedTo = max(d.ReservedProducerIDs(), b.maxProducerIDSeen()+1)
 	b.producerIDs.Store(b.durable.reservedTo)
+	openTxns, err := b.restoreTxns(d)
+	if err != nil {
+		d.Close()
+		b.durable.dir = nil
+		return err
+	}
+	b.abortOpenTxns(openTxns)
 	b.log.Info("data directory recovered", attrDataDir, b.cfg.DataDir,
 		"topics", rep.Topics, "partitions", rep.Partitions, "batches", rep.Batches, "bytes", rep.Bytes,
 		"took", time.Since(start))
@@ -172,23 +179,35 @@ func unixMilliOrZero(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// abortOpenTxns ends with an ABORT marker every transaction left open in a
-// restored log (abort-open-at-recovery) and returns the highest producer ID
-// any partition knows.
-func (b *Broker) abortOpenTxns() int64 {
+// maxProducerIDSeen returns the highest producer ID any partition knows,
+// or -1.
+func (b *Broker) maxProducerIDSeen() int64 {
 	maxSeen := int64(-1)
-	nowMs := b.clock.Now().UnixMilli()
 	for _, t := range b.store.Topics() {
 		for _, p := range t.Partitions() {
 			maxSeen = max(maxSeen, p.MaxProducerID())
+		}
+	}
+	return maxSeen
+}
+
+// abortOpenTxns ends with an ABORT marker every transaction left open in a
+// restored log whose producer ID the coordinator does not hold open (keep;
+// abort-open-at-recovery).
+func (b *Broker) abortOpenTxns(keep map[int64]bool) {
+	nowMs := b.clock.Now().UnixMilli()
+	for _, t := range b.store.Topics() {
+		for _, p := range t.Partitions() {
 			for pid, epoch := range p.OpenTransactions() {
+				if keep[pid] {
+					continue
+				}
 				off := p.AppendMarker(storage.MarkerOptions{ProducerID: pid, ProducerEpoch: epoch, NowMs: nowMs})
 				b.log.Info("transaction open at recovery aborted", attrTopic, t.Name, attrPartition, p.Index,
 					"producer_id", pid, "marker_offset", off)
 			}
 		}
 	}
-	return maxSeen
 }
 
 // filePolicy resolves a topic's segment and flush settings from its

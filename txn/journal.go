@@ -51,6 +51,14 @@ func sortedPartitions(m map[TopicPartition]struct{}) []TopicPartition {
 	})
 }
 
+// SetJournal makes every later change go to j (see Config.Journal). The
+// broker calls it at start, after Restore and before it serves.
+func (c *Coordinator) SetJournal(j func(Record)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cfg.Journal = j
+}
+
 // journalLocked hands t's state to the journal, if any; pending is the
 // completion a Prepare state still owes.
 func (c *Coordinator) journalLocked(t *txnState, pending *Completion) {
