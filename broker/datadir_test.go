@@ -229,12 +229,12 @@ func TestDataDirGroups(t *testing.T) {
 	}
 }
 
-// txn-state-kept, abort-open-at-recovery: a committed transaction stays
-// visible under read_committed after a restart; one left open stays open,
-// holding the last stable offset, until its timeout aborts it with the
-// epoch raised, as Kafka's coordinator would after loading it; one that
-// added offsets is aborted at recovery, since its pending commits are not
-// kept.
+// txn-state-kept: a committed transaction stays visible under
+// read_committed after a restart; one left open stays open, holding the
+// last stable offset, until its timeout aborts it with the epoch raised, as
+// Kafka's coordinator would after loading it; one with a pending offset
+// commit stays open too, and committing it after the restart applies the
+// offset.
 func TestDataDirTransactionsAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
@@ -256,6 +256,7 @@ func TestDataDirTransactionsAfterRestart(t *testing.T) {
 	code(t, "add with-offsets", c.addPartition("with-offsets", grp, gepoch, "ox", 0), nil)
 	code(t, "produce with-offsets", c.produce("ox", 0, batchtest.Transactional(grp, gepoch, 0, 1).Build()).ErrorCode, nil) // 0
 	code(t, "add offsets", c.addOffsets("with-offsets", grp, gepoch, "g"), nil)
+	code(t, "txn offset commit", c.txnCommit("with-offsets", grp, gepoch, "g", "", -1, "ox", 42), nil)
 	if err := testbroker.Close(b1); err != nil {
 		t.Fatal(err)
 	}
@@ -269,8 +270,14 @@ func TestDataDirTransactionsAfterRestart(t *testing.T) {
 	if p := fetch("tx"); p.HighWatermark != 4 || p.LastStableOffset != 3 {
 		t.Fatalf("after restart: HW %d LSO %d; want 4 and 3 (open still open)", p.HighWatermark, p.LastStableOffset)
 	}
+	if p := fetch("ox"); p.HighWatermark != 1 || p.LastStableOffset != 0 {
+		t.Fatalf("after restart: ox HW %d LSO %d; want 1 and 0 (with-offsets still open)", p.HighWatermark, p.LastStableOffset)
+	}
+	c2.wantOffset("pending after restart", "g", "ox", true, -1, kerr.UnstableOffsetCommit)
+	code(t, "commit with-offsets after restart", c2.endTxn("with-offsets", grp, gepoch, true), nil)
+	c2.wantOffset("committed after restart", "g", "ox", true, 42, nil)
 	if p := fetch("ox"); p.HighWatermark != 2 || p.LastStableOffset != 2 {
-		t.Fatalf("after restart: ox HW %d LSO %d; want 2 and 2 (with-offsets aborted at recovery)", p.HighWatermark, p.LastStableOffset)
+		t.Fatalf("after the commit: ox HW %d LSO %d; want 2 and 2", p.HighWatermark, p.LastStableOffset)
 	}
 	// Its minute runs out 30 s after the restart; the clean-up runs every
 	// 10 s.

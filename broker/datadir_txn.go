@@ -67,11 +67,10 @@ func (b *Broker) journalTxn(d *durable.Dir, r txn.Record) {
 }
 
 // restoreTxns gives the coordinator what the data directory kept and from
-// then on has it write every change there. A transaction restored Ongoing
-// that added offsets is aborted now: its pending offset commits live in
-// the groups, which keep only committed offsets (group-offsets-kept), so
-// committing it later would lose them. A prepared one is completed. It
-// returns the producer IDs whose transactions stay open.
+// then on has it write every change there. A prepared transaction is
+// completed; the groups' pending commits were restored before, so a
+// commit applies them. It returns the producer IDs whose transactions stay
+// open.
 func (b *Broker) restoreTxns(d *durable.Dir) (map[int64]bool, error) {
 	var recs []txn.Record
 	for id, st := range d.Txns() {
@@ -92,12 +91,6 @@ func (b *Broker) restoreTxns(d *durable.Dir) (map[int64]bool, error) {
 		return nil, fmt.Errorf("data directory %s: %w", b.cfg.DataDir, err)
 	}
 	b.txns.SetJournal(func(r txn.Record) { b.journalTxn(d, r) })
-	for _, o := range b.txns.OngoingTransactions() {
-		if o.HasGroups {
-			b.txns.AbortRestored(o.TransactionalID)
-			b.log.Info("transaction with offsets open at recovery aborted", "transactional_id", o.TransactionalID)
-		}
-	}
 	b.txns.Resume()
 	open := make(map[int64]bool)
 	for pid := range b.txns.OngoingTransactions() {

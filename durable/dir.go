@@ -85,6 +85,8 @@ type Dir struct {
 	scram map[SCRAMKey]*SCRAMCredential
 	// txns is the transaction coordinator state recovered (txn.go).
 	txns map[string]TxnState
+	// pending is the pending transactional offset commits recovered.
+	pending map[pendingKey]*PendingOffsets
 }
 
 // topicFiles is what the Dir knows of one live topic.

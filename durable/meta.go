@@ -37,8 +37,9 @@ const (
 	opSCRAM       = "scram"
 	opSCRAMDelete = "scram-delete"
 
-	opTxn       = "txn"
-	opTxnDelete = "txn-delete"
+	opTxn            = "txn"
+	opTxnDelete      = "txn-delete"
+	opPendingOffsets = "txn-offsets"
 )
 
 // metaHeaderBytes is the length and CRC before each payload.
@@ -75,7 +76,8 @@ type metaRecord struct {
 	ServerKey  []byte `json:"server_key,omitempty"`
 	Iterations int32  `json:"iterations,omitempty"`
 
-	Txn *TxnState `json:"txn,omitempty"`
+	Txn        *TxnState `json:"txn,omitempty"`
+	ProducerID int64     `json:"producer_id,omitempty"`
 }
 
 // GroupOffset is one committed offset of a group.

@@ -95,6 +95,7 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	d.shares = st.shares
 	d.scram = st.scram
 	d.txns = st.txns
+	d.pending = st.pending
 	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta}
 	d.mu.Unlock()
 	store.SetJournal(d)
@@ -110,6 +111,7 @@ type metaState struct {
 	shares       map[ShareKey]*ShareState
 	scram        map[SCRAMKey]*SCRAMCredential
 	txns         map[string]TxnState
+	pending      map[pendingKey]*PendingOffsets
 }
 
 // replay applies the metadata log's records in order.
@@ -117,7 +119,7 @@ func replay(recs []metaRecord) (*metaState, error) {
 	st := &metaState{topics: make(map[storage.TopicID]*topicFiles),
 		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets),
 		shares: make(map[ShareKey]*ShareState), scram: make(map[SCRAMKey]*SCRAMCredential),
-		txns: make(map[string]TxnState)}
+		txns: make(map[string]TxnState), pending: make(map[pendingKey]*PendingOffsets)}
 	topics := st.topics
 	for i, r := range recs {
 		bad := func(why string) error {
@@ -132,6 +134,12 @@ func replay(recs []metaRecord) (*metaState, error) {
 			continue
 		case opOffsets:
 			setGroupOffsets(st.groupOffsets, GroupOffsets{Group: r.Group, Kind: r.Kind, Offsets: r.Offsets})
+			if len(r.Offsets) == 0 {
+				dropGroupPending(st.pending, r.Group)
+			}
+			continue
+		case opPendingOffsets:
+			setPendingOffsets(st.pending, PendingOffsets{Group: r.Group, Kind: r.Kind, ProducerID: r.ProducerID, Offsets: r.Offsets})
 			continue
 		case opSCRAM, opSCRAMDelete:
 			replaySCRAM(st.scram, r)
@@ -218,6 +226,7 @@ func snapshot(st *metaState) []byte {
 	}
 	b = appendSCRAM(b, st.scram)
 	b = appendTxns(b, st.txns)
+	b = appendPending(b, st.pending)
 	return appendShareSnapshots(b, st.shares)
 }
 

@@ -33,3 +33,32 @@ func TestTxnReplay(t *testing.T) {
 		d2.Close()
 	}
 }
+
+// Pending transactional commits replay per group and producer; settled
+// ones and those of a deleted group are gone.
+func TestPendingOffsetsReplay(t *testing.T) {
+	dir := t.TempDir()
+	d, _, _ := open(t, dir, Options{})
+	offs := []GroupOffset{{Topic: "t", Partition: 0, Offset: 5, CommitTimeMs: 1}}
+	kept := PendingOffsets{Group: "g", Kind: "classic", ProducerID: 7, Offsets: offs}
+	for _, err := range []error{
+		d.SetPendingOffsets(kept),
+		d.SetPendingOffsets(PendingOffsets{Group: "g", Kind: "classic", ProducerID: 8, Offsets: offs}),
+		d.SetPendingOffsets(PendingOffsets{Group: "g", Kind: "classic", ProducerID: 8}), // settled
+		d.SetPendingOffsets(PendingOffsets{Group: "h", Kind: "consumer", ProducerID: 9, Offsets: offs}),
+		d.SetGroupOffsets(GroupOffsets{Group: "h", Kind: "consumer", Offsets: offs}),
+		d.SetGroupOffsets(GroupOffsets{Group: "h", Kind: "consumer"}), // h deleted
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.Close()
+	for range 2 {
+		d2, _, _ := open(t, dir, Options{})
+		if got := d2.PendingOffsets(); !reflect.DeepEqual(got, []PendingOffsets{kept}) {
+			t.Fatalf("replayed %+v; want %+v", got, kept)
+		}
+		d2.Close()
+	}
+}

@@ -139,27 +139,11 @@ func (c *Coordinator) Resume() {
 	}
 }
 
-// AbortRestored ends id's restored Ongoing transaction now, as a timeout
-// would: the epoch rises and the markers are written. The broker calls it
-// at start for a transaction whose pending offset commits were not kept.
-func (c *Coordinator) AbortRestored(id string) {
-	c.mu.Lock()
-	t := c.ids[id]
-	if t == nil || t.state != Ongoing {
-		c.mu.Unlock()
-		return
-	}
-	comp := c.fenceLocked(t)
-	c.mu.Unlock()
-	c.complete(t, comp)
-}
-
 // OngoingTxn is a restored Ongoing transaction, as the broker needs to
 // know it at start.
 type OngoingTxn struct {
 	TransactionalID string
 	Epoch           int16
-	HasGroups       bool // offsets were added, whose pending commits are not kept
 }
 
 // OngoingTransactions returns the Ongoing transactions by producer ID.
@@ -169,7 +153,7 @@ func (c *Coordinator) OngoingTransactions() map[int64]OngoingTxn {
 	out := make(map[int64]OngoingTxn)
 	for _, t := range c.ids {
 		if t.state == Ongoing {
-			out[t.producerID] = OngoingTxn{TransactionalID: t.id, Epoch: t.epoch, HasGroups: len(t.groups) > 0}
+			out[t.producerID] = OngoingTxn{TransactionalID: t.id, Epoch: t.epoch}
 		}
 	}
 	return out

@@ -72,7 +72,7 @@ func TestJournalRestore(t *testing.T) {
 		!slices.Equal(got.Partitions, open.Partitions) || !got.Started.Equal(open.Started) {
 		t.Fatalf("restored %+v; was %+v", got, open)
 	}
-	if got := f2.c.OngoingTransactions(); len(got) != 1 || got[pid].TransactionalID != "open" || got[pid].HasGroups {
+	if got := f2.c.OngoingTransactions(); len(got) != 1 || got[pid].TransactionalID != "open" {
 		t.Fatalf("ongoing after restore %+v", got)
 	}
 	f2.c.Resume()
