@@ -61,7 +61,8 @@ type Options struct {
 // acknowledgements and acquisitions for the broker's handlers. It is safe
 // for concurrent use. State is made lazily, on a group's first fetch of a
 // partition or an AlterShareGroupOffsets naming it (share-groups.md §9.5),
-// never by an acknowledgement, and never reports "uninitialised".
+// never by an acknowledgement, and never reports "uninitialised"; with a
+// data directory, the state kept there is made at start (Restore).
 type Service struct {
 	store       *storage.Store
 	clock       locktimer.Clock
