@@ -2,6 +2,7 @@ package bench_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -32,7 +33,16 @@ var dataDirPeers = []peer{
 
 func startSharebrokerDataDir(tb testing.TB, dir string) (string, func()) {
 	tb.Helper()
-	b, stop := startBroker(tb, broker.Config{Listen: "127.0.0.1:0", Props: map[string]string{"num.partitions": "4"}, DataDir: dir})
+	return startSharebrokerDataDirProps(tb, dir, nil)
+}
+
+// startSharebrokerDataDirProps is startSharebrokerDataDir with extra
+// broker properties.
+func startSharebrokerDataDirProps(tb testing.TB, dir string, extra map[string]string) (string, func()) {
+	tb.Helper()
+	props := map[string]string{"num.partitions": "4"}
+	maps.Copy(props, extra)
+	b, stop := startBroker(tb, broker.Config{Listen: "127.0.0.1:0", Props: props, DataDir: dir})
 	return b.Addr().String(), stop
 }
 
@@ -53,6 +63,25 @@ func BenchmarkProduceDataDir(b *testing.B) {
 		b.Run(p.name, func(b *testing.B) {
 			benchProduceOps(b, p, produceAsync, produceRecords)
 		})
+	}
+}
+
+// BenchmarkShareConsumeDataDir is BenchmarkShareConsume's workload with
+// one consumer on sharebroker in memory, on a data directory (every
+// acknowledgement written to the metadata log, share-state-as-kafka), and
+// kfake on its data directory; the goal for sharebroker-datadir is at
+// least 0.8 times sharebroker's records/s (issue 14).
+func BenchmarkShareConsumeDataDir(b *testing.B) {
+	for _, p := range []peer{
+		sharePeers[0],
+		{name: "sharebroker-datadir", start: func(tb testing.TB) (string, func()) {
+			return startSharebrokerDataDirProps(tb, tb.TempDir(), shareLockProps)
+		}},
+		{name: "kfake-datadir", start: func(tb testing.TB) (string, func()) {
+			return startKfakeBrokers(tb, 1, kfakeShareLocks, kfake.DataDir(tb.TempDir()))
+		}},
+	} {
+		b.Run(p.name, func(b *testing.B) { benchShareConsume(b, p, 1) })
 	}
 }
 

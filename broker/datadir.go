@@ -91,9 +91,22 @@ func (b *Broker) recoverData() error {
 		b.durable.dir = nil
 		return err
 	}
-	maxSeen := b.abortOpenTxns()
-	b.durable.reservedTo = max(d.ReservedProducerIDs(), maxSeen+1)
+	if err := b.restoreShares(d); err != nil {
+		d.Close()
+		b.durable.dir = nil
+		return err
+	}
+	b.restoreSCRAM(d)
+	// Producer IDs first: a restored transaction may need a new one.
+	b.durable.reservedTo = max(d.ReservedProducerIDs(), b.maxProducerIDSeen()+1)
 	b.producerIDs.Store(b.durable.reservedTo)
+	openTxns, err := b.restoreTxns(d)
+	if err != nil {
+		d.Close()
+		b.durable.dir = nil
+		return err
+	}
+	b.abortOpenTxns(openTxns)
 	b.log.Info("data directory recovered", attrDataDir, b.cfg.DataDir,
 		"topics", rep.Topics, "partitions", rep.Partitions, "batches", rep.Batches, "bytes", rep.Bytes,
 		"took", time.Since(start))
@@ -116,33 +129,26 @@ func (b *Broker) restoreGroups(d *durable.Dir) error {
 		}
 	})
 	journal := func(id string, kind group.Type, offsets []group.StoredOffset) {
-		k := kindClassic
-		if kind == group.TypeConsumer {
-			k = kindConsumer
-		}
-		g := durable.GroupOffsets{Group: id, Kind: k, Offsets: make([]durable.GroupOffset, len(offsets))}
-		for i, o := range offsets {
-			g.Offsets[i] = durable.GroupOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch,
-				Metadata: o.Metadata, CommitTimeMs: o.CommitTime.UnixMilli(), ExpireAtMs: unixMilliOrZero(o.ExpireAt)}
-		}
+		g := durable.GroupOffsets{Group: id, Kind: groupKind(kind), Offsets: toDurableOffsets(offsets)}
 		if err := d.SetGroupOffsets(g); err != nil {
 			b.log.Warn("committed offsets not recorded", attrGroup, id, "err", err)
 		}
 	}
 	b.classicGroups.SetJournal(journal)
 	b.consumerGroups.SetJournal(journal)
+	pending := func(id string, kind group.Type, producerID int64, offsets []group.StoredOffset) {
+		p := durable.PendingOffsets{Group: id, Kind: groupKind(kind), ProducerID: producerID, Offsets: toDurableOffsets(offsets)}
+		if err := d.SetPendingOffsets(p); err != nil {
+			b.log.Warn("pending transactional offsets not recorded", attrGroup, id, "err", err)
+		}
+	}
+	b.classicGroups.SetPendingJournal(pending)
+	b.consumerGroups.SetPendingJournal(pending)
 	for id, overrides := range d.GroupConfigs() {
 		b.groupConfigs.Restore(id, overrides)
 	}
 	for id, g := range d.GroupOffsets() {
-		offsets := make([]group.StoredOffset, len(g.Offsets))
-		for i, o := range g.Offsets {
-			offsets[i] = group.StoredOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch,
-				Metadata: o.Metadata, CommitTime: time.UnixMilli(o.CommitTimeMs)}
-			if o.ExpireAtMs != 0 {
-				offsets[i].ExpireAt = time.UnixMilli(o.ExpireAtMs)
-			}
-		}
+		offsets := fromDurableOffsets(g.Offsets)
 		var err error
 		switch g.Kind {
 		case kindClassic:
@@ -156,7 +162,51 @@ func (b *Broker) restoreGroups(d *durable.Dir) error {
 			return fmt.Errorf("data directory %s: group %s: %w", b.cfg.DataDir, id, err)
 		}
 	}
+	// Pending transactional commits, after the groups: settled when the
+	// restored coordinator ends their transactions (txn-state-kept).
+	for _, p := range d.PendingOffsets() {
+		var err error
+		switch p.Kind {
+		case kindClassic:
+			err = b.classicGroups.RestorePending(p.Group, p.ProducerID, fromDurableOffsets(p.Offsets))
+		case kindConsumer:
+			err = b.consumerGroups.RestorePending(p.Group, p.ProducerID, fromDurableOffsets(p.Offsets))
+		default:
+			err = fmt.Errorf("unknown group kind %q", p.Kind)
+		}
+		if err != nil {
+			return fmt.Errorf("data directory %s: pending offsets of group %s: %w", b.cfg.DataDir, p.Group, err)
+		}
+	}
 	return nil
+}
+
+func groupKind(kind group.Type) string {
+	if kind == group.TypeConsumer {
+		return kindConsumer
+	}
+	return kindClassic
+}
+
+func toDurableOffsets(offsets []group.StoredOffset) []durable.GroupOffset {
+	out := make([]durable.GroupOffset, len(offsets))
+	for i, o := range offsets {
+		out[i] = durable.GroupOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch,
+			Metadata: o.Metadata, CommitTimeMs: o.CommitTime.UnixMilli(), ExpireAtMs: unixMilliOrZero(o.ExpireAt)}
+	}
+	return out
+}
+
+func fromDurableOffsets(offsets []durable.GroupOffset) []group.StoredOffset {
+	out := make([]group.StoredOffset, len(offsets))
+	for i, o := range offsets {
+		out[i] = group.StoredOffset{Topic: o.Topic, Partition: o.Partition, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch,
+			Metadata: o.Metadata, CommitTime: time.UnixMilli(o.CommitTimeMs)}
+		if o.ExpireAtMs != 0 {
+			out[i].ExpireAt = time.UnixMilli(o.ExpireAtMs)
+		}
+	}
+	return out
 }
 
 func unixMilliOrZero(t time.Time) int64 {
@@ -166,23 +216,35 @@ func unixMilliOrZero(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-// abortOpenTxns ends with an ABORT marker every transaction left open in a
-// restored log (abort-open-at-recovery) and returns the highest producer ID
-// any partition knows.
-func (b *Broker) abortOpenTxns() int64 {
+// maxProducerIDSeen returns the highest producer ID any partition knows,
+// or -1.
+func (b *Broker) maxProducerIDSeen() int64 {
 	maxSeen := int64(-1)
-	nowMs := b.clock.Now().UnixMilli()
 	for _, t := range b.store.Topics() {
 		for _, p := range t.Partitions() {
 			maxSeen = max(maxSeen, p.MaxProducerID())
+		}
+	}
+	return maxSeen
+}
+
+// abortOpenTxns ends with an ABORT marker every transaction left open in a
+// restored log whose producer ID the coordinator does not hold open (keep;
+// abort-open-at-recovery).
+func (b *Broker) abortOpenTxns(keep map[int64]bool) {
+	nowMs := b.clock.Now().UnixMilli()
+	for _, t := range b.store.Topics() {
+		for _, p := range t.Partitions() {
 			for pid, epoch := range p.OpenTransactions() {
+				if keep[pid] {
+					continue
+				}
 				off := p.AppendMarker(storage.MarkerOptions{ProducerID: pid, ProducerEpoch: epoch, NowMs: nowMs})
 				b.log.Info("transaction open at recovery aborted", attrTopic, t.Name, attrPartition, p.Index,
 					"producer_id", pid, "marker_offset", off)
 			}
 		}
 	}
-	return maxSeen
 }
 
 // filePolicy resolves a topic's segment and flush settings from its

@@ -6,12 +6,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/internal/testbroker"
+	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // rawRecords is a partition's whole log as Fetch sends it.
@@ -226,15 +229,19 @@ func TestDataDirGroups(t *testing.T) {
 	}
 }
 
-// abort-open-at-recovery: a committed transaction stays visible under
-// read_committed after a restart; one left open is aborted at recovery, so
-// the last stable offset reaches the high watermark and its records are
-// listed as aborted.
+// txn-state-kept: a committed transaction stays visible under
+// read_committed after a restart; one left open stays open, holding the
+// last stable offset, until its timeout aborts it with the epoch raised, as
+// Kafka's coordinator would after loading it; one with a pending offset
+// commit stays open too, and committing it after the restart applies the
+// offset.
 func TestDataDirTransactionsAfterRestart(t *testing.T) {
 	dir := t.TempDir()
-	b1 := testbroker.Start(t, broker.Config{DataDir: dir})
+	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
+	cfg := broker.Config{DataDir: dir, Clock: clock}
+	b1 := testbroker.Start(t, cfg)
 	c := dialRaw(t, b1.Addr().String())
-	c.createTopics("tx")
+	c.createTopics("tx", "ox")
 	pid, epoch, ec := c.initTxn("done", 60_000)
 	code(t, "init", ec, nil)
 	code(t, "add", c.addPartition("done", pid, epoch, "tx", 0), nil)
@@ -244,17 +251,44 @@ func TestDataDirTransactionsAfterRestart(t *testing.T) {
 	code(t, "init open", ec, nil)
 	code(t, "add open", c.addPartition("open", open, oepoch, "tx", 0), nil)
 	code(t, "produce open", c.produce("tx", 0, batchtest.Transactional(open, oepoch, 0, 1).Build()).ErrorCode, nil) // 3
+	grp, gepoch, ec := c.initTxn("with-offsets", 60_000)
+	code(t, "init with-offsets", ec, nil)
+	code(t, "add with-offsets", c.addPartition("with-offsets", grp, gepoch, "ox", 0), nil)
+	code(t, "produce with-offsets", c.produce("ox", 0, batchtest.Transactional(grp, gepoch, 0, 1).Build()).ErrorCode, nil) // 0
+	code(t, "add offsets", c.addOffsets("with-offsets", grp, gepoch, "g"), nil)
+	code(t, "txn offset commit", c.txnCommit("with-offsets", grp, gepoch, "g", "", -1, "ox", 42), nil)
 	if err := testbroker.Close(b1); err != nil {
 		t.Fatal(err)
 	}
 
-	b2 := testbroker.Start(t, broker.Config{DataDir: dir})
+	clock.Advance(30 * time.Second)
+	b2 := testbroker.Start(t, cfg)
 	c2 := dialRaw(t, b2.Addr().String())
-	p := c2.request(withIsolation(fetchReq("tx", 0, 0), 1)).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	fetch := func(topic string) kmsg.FetchResponseTopicPartition {
+		return c2.request(withIsolation(fetchReq(topic, 0, 0), 1)).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	}
+	if p := fetch("tx"); p.HighWatermark != 4 || p.LastStableOffset != 3 {
+		t.Fatalf("after restart: HW %d LSO %d; want 4 and 3 (open still open)", p.HighWatermark, p.LastStableOffset)
+	}
+	if p := fetch("ox"); p.HighWatermark != 1 || p.LastStableOffset != 0 {
+		t.Fatalf("after restart: ox HW %d LSO %d; want 1 and 0 (with-offsets still open)", p.HighWatermark, p.LastStableOffset)
+	}
+	c2.wantOffset("pending after restart", "g", "ox", true, -1, kerr.UnstableOffsetCommit)
+	code(t, "commit with-offsets after restart", c2.endTxn("with-offsets", grp, gepoch, true), nil)
+	c2.wantOffset("committed after restart", "g", "ox", true, 42, nil)
+	if p := fetch("ox"); p.HighWatermark != 2 || p.LastStableOffset != 2 {
+		t.Fatalf("after the commit: ox HW %d LSO %d; want 2 and 2", p.HighWatermark, p.LastStableOffset)
+	}
+	// Its minute runs out 30 s after the restart; the clean-up runs every
+	// 10 s.
+	clock.Advance(40 * time.Second)
+	p := fetch("tx")
 	if p.HighWatermark != 5 || p.LastStableOffset != 5 {
-		t.Fatalf("after restart: HW %d LSO %d, want 5 and 5 (an ABORT marker at 4)", p.HighWatermark, p.LastStableOffset)
+		t.Fatalf("after the timeout: HW %d LSO %d, want 5 and 5 (an ABORT marker at 4)", p.HighWatermark, p.LastStableOffset)
 	}
 	if len(p.AbortedTransactions) != 1 || p.AbortedTransactions[0].ProducerID != open || p.AbortedTransactions[0].FirstOffset != 3 {
 		t.Fatalf("aborted transactions %+v, want producer %d from offset 3", p.AbortedTransactions, open)
 	}
+	// The timeout raised the epoch: the old producer is fenced.
+	wantCode(t, "end after the timeout", c2.endTxn("open", open, oepoch, true), kerr.ProducerFenced)
 }

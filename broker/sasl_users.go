@@ -129,9 +129,13 @@ type credentials struct {
 	// plain is name → password for PLAIN; fixed at start, read without
 	// a lock.
 	plain map[string]string
-	mu    sync.Mutex // guards scram
+	mu    sync.Mutex // guards scram and journal
 	// scram is name → mechanism → credential.
 	scram map[string]map[scramMechanism]scramCredential
+	// journal, set with a data directory after recovery, is told each
+	// change under mu, so the data directory sees them in order; nil cred
+	// is a deletion (docs/durability.md scram-kept).
+	journal func(name string, m scramMechanism, cred *scramCredential)
 }
 
 func newCredentials(users []SASLUser) (*credentials, error) {
@@ -176,6 +180,9 @@ func (c *credentials) setSCRAM(name string, m scramMechanism, cred scramCredenti
 		c.scram[name] = make(map[scramMechanism]scramCredential)
 	}
 	c.scram[name][m] = cred
+	if c.journal != nil {
+		c.journal(name, m, &cred)
+	}
 }
 
 // setUpSASL makes the credentials and checks that a SASL listener can be
@@ -208,6 +215,9 @@ func (c *credentials) deleteSCRAM(name string, m scramMechanism) {
 	delete(c.scram[name], m)
 	if len(c.scram[name]) == 0 {
 		delete(c.scram, name)
+	}
+	if c.journal != nil {
+		c.journal(name, m, nil)
 	}
 }
 

@@ -77,6 +77,16 @@ type Dir struct {
 	// ID (groups.go), kept for compact-on-start.
 	groupConfigs map[string]map[string]string
 	groupOffsets map[string]*GroupOffsets
+	// shares is the share-partition state recovered (share.go); later
+	// writes go to the log only, and the next start replays them.
+	shares map[ShareKey]*ShareState
+	// scram is the SCRAM credentials recovered (scram.go), nil values
+	// deletions.
+	scram map[SCRAMKey]*SCRAMCredential
+	// txns is the transaction coordinator state recovered (txn.go).
+	txns map[string]TxnState
+	// pending is the pending transactional offset commits recovered.
+	pending map[pendingKey]*PendingOffsets
 }
 
 // topicFiles is what the Dir knows of one live topic.

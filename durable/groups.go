@@ -1,6 +1,10 @@
 package durable
 
-import "maps"
+import (
+	"cmp"
+	"maps"
+	"slices"
+)
 
 // Groups in the metadata log: GROUP config overrides and committed offsets
 // of classic and KIP-848 groups, each record holding the whole current set
@@ -72,4 +76,73 @@ func setGroupOffsets(m map[string]*GroupOffsets, g GroupOffsets) {
 		return
 	}
 	m[g.Group] = &g
+}
+
+// PendingOffsets is a transaction's pending offset commits in a group
+// (TxnOffsetCommit), kept until the transaction ends, as Kafka keeps
+// transactional offset commit records in __consumer_offsets until their
+// marker.
+type PendingOffsets struct {
+	Group      string
+	Kind       string
+	ProducerID int64
+	Offsets    []GroupOffset
+}
+
+type pendingKey struct {
+	group      string
+	producerID int64
+}
+
+// SetPendingOffsets records a transaction's pending commits in a group;
+// none means they were settled.
+func (d *Dir) SetPendingOffsets(p PendingOffsets) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.meta.append(metaRecord{Op: opPendingOffsets, Group: p.Group, Kind: p.Kind, ProducerID: p.ProducerID, Offsets: p.Offsets})
+}
+
+// PendingOffsets returns the pending commits recovered.
+func (d *Dir) PendingOffsets() []PendingOffsets {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]PendingOffsets, 0, len(d.pending))
+	for _, p := range d.pending {
+		out = append(out, *p)
+	}
+	return out
+}
+
+// setPendingOffsets applies one record; a group that is gone takes its
+// pending commits with it.
+func setPendingOffsets(m map[pendingKey]*PendingOffsets, p PendingOffsets) {
+	k := pendingKey{p.Group, p.ProducerID}
+	if len(p.Offsets) == 0 {
+		delete(m, k)
+		return
+	}
+	m[k] = &p
+}
+
+func dropGroupPending(m map[pendingKey]*PendingOffsets, group string) {
+	for k := range m {
+		if k.group == group {
+			delete(m, k)
+		}
+	}
+}
+
+func appendPending(b []byte, m map[pendingKey]*PendingOffsets) []byte {
+	keys := make([]pendingKey, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(x, y pendingKey) int {
+		return cmp.Or(cmp.Compare(x.group, y.group), cmp.Compare(x.producerID, y.producerID))
+	})
+	for _, k := range keys {
+		p := m[k]
+		b = appendMetaRecord(b, metaRecord{Op: opPendingOffsets, Group: p.Group, Kind: p.Kind, ProducerID: p.ProducerID, Offsets: p.Offsets})
+	}
+	return b
 }

@@ -29,6 +29,17 @@ const (
 	opProducerIDs = "producer-ids"
 	opGroupConfig = "group-config"
 	opOffsets     = "group-offsets"
+
+	opShareSnapshot = "share-snapshot"
+	opShareUpdate   = "share-update"
+	opShareDelete   = "share-delete"
+
+	opSCRAM       = "scram"
+	opSCRAMDelete = "scram-delete"
+
+	opTxn            = "txn"
+	opTxnDelete      = "txn-delete"
+	opPendingOffsets = "txn-offsets"
 )
 
 // metaHeaderBytes is the length and CRC before each payload.
@@ -53,6 +64,20 @@ type metaRecord struct {
 	Group      string            `json:"group,omitempty"`
 	Kind       string            `json:"kind,omitempty"`
 	Offsets    []GroupOffset     `json:"offsets,omitempty"`
+
+	StartOffset int64        `json:"start_offset,omitempty"`
+	StateEpoch  int32        `json:"state_epoch,omitempty"`
+	Batches     []ShareBatch `json:"batches,omitempty"`
+
+	User       string `json:"user,omitempty"`
+	Mechanism  int8   `json:"mechanism,omitempty"`
+	Salt       []byte `json:"salt,omitempty"`
+	StoredKey  []byte `json:"stored_key,omitempty"`
+	ServerKey  []byte `json:"server_key,omitempty"`
+	Iterations int32  `json:"iterations,omitempty"`
+
+	Txn        *TxnState `json:"txn,omitempty"`
+	ProducerID int64     `json:"producer_id,omitempty"`
 }
 
 // GroupOffset is one committed offset of a group.

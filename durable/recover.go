@@ -92,6 +92,10 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	d.nextProducerID = st.nextPID
 	d.groupConfigs = st.groupConfigs
 	d.groupOffsets = st.groupOffsets
+	d.shares = st.shares
+	d.scram = st.scram
+	d.txns = st.txns
+	d.pending = st.pending
 	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta}
 	d.mu.Unlock()
 	store.SetJournal(d)
@@ -104,12 +108,18 @@ type metaState struct {
 	nextPID      int64
 	groupConfigs map[string]map[string]string
 	groupOffsets map[string]*GroupOffsets
+	shares       map[ShareKey]*ShareState
+	scram        map[SCRAMKey]*SCRAMCredential
+	txns         map[string]TxnState
+	pending      map[pendingKey]*PendingOffsets
 }
 
 // replay applies the metadata log's records in order.
 func replay(recs []metaRecord) (*metaState, error) {
 	st := &metaState{topics: make(map[storage.TopicID]*topicFiles),
-		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets)}
+		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets),
+		shares: make(map[ShareKey]*ShareState), scram: make(map[SCRAMKey]*SCRAMCredential),
+		txns: make(map[string]TxnState), pending: make(map[pendingKey]*PendingOffsets)}
 	topics := st.topics
 	for i, r := range recs {
 		bad := func(why string) error {
@@ -124,6 +134,23 @@ func replay(recs []metaRecord) (*metaState, error) {
 			continue
 		case opOffsets:
 			setGroupOffsets(st.groupOffsets, GroupOffsets{Group: r.Group, Kind: r.Kind, Offsets: r.Offsets})
+			if len(r.Offsets) == 0 {
+				dropGroupPending(st.pending, r.Group)
+			}
+			continue
+		case opPendingOffsets:
+			setPendingOffsets(st.pending, PendingOffsets{Group: r.Group, Kind: r.Kind, ProducerID: r.ProducerID, Offsets: r.Offsets})
+			continue
+		case opSCRAM, opSCRAMDelete:
+			replaySCRAM(st.scram, r)
+			continue
+		case opTxn, opTxnDelete:
+			replayTxn(st.txns, r)
+			continue
+		case opShareSnapshot, opShareUpdate, opShareDelete:
+			if err := replayShare(st.shares, r); err != nil {
+				return nil, bad(err.Error())
+			}
 			continue
 		}
 		id, err := parseTopicID(r.ID)
@@ -148,6 +175,13 @@ func replay(recs []metaRecord) (*metaState, error) {
 			t.logStarts[r.Partition] = max(t.logStarts[r.Partition], r.Offset)
 		default:
 			return nil, bad("unknown op: written by a newer broker")
+		}
+	}
+	// Share state of a deleted topic went with it, as Kafka deletes it
+	// (DeleteShareGroupState) when the topic goes.
+	for k := range st.shares {
+		if topics[k.TopicID] == nil {
+			delete(st.shares, k)
 		}
 	}
 	return st, nil
@@ -190,7 +224,10 @@ func snapshot(st *metaState) []byte {
 		g := st.groupOffsets[id]
 		b = appendMetaRecord(b, metaRecord{Op: opOffsets, Group: id, Kind: g.Kind, Offsets: g.Offsets})
 	}
-	return b
+	b = appendSCRAM(b, st.scram)
+	b = appendTxns(b, st.txns)
+	b = appendPending(b, st.pending)
+	return appendShareSnapshots(b, st.shares)
 }
 
 // partitionJob is the recovery of one partition: its input, and what

@@ -53,6 +53,9 @@ type ConsumerGroups struct {
 	// journal, nil without a data directory, is told every change of
 	// committed offsets (journal.go); set before serving.
 	journal OffsetJournal
+	// pendingJournal, nil without a data directory, is told every change
+	// of a transaction's pending offset commits (journal.go).
+	pendingJournal PendingJournal
 
 	mu        sync.Mutex // guards the fields below
 	groups    map[string]*consumerGroup

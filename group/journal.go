@@ -30,15 +30,25 @@ type StoredOffset struct {
 // their transaction commits.
 type OffsetJournal func(groupID string, kind Type, offsets []StoredOffset)
 
+// PendingJournal is told a transaction's whole set of pending offset
+// commits in a group after every change to it, with the group's lock held:
+// after each TxnOffsetCommit, and with nil offsets when its transaction
+// ended (after a commit's offsets went to OffsetJournal, so a crash in
+// between leaves them pending, to be settled again).
+type PendingJournal func(groupID string, kind Type, producerID int64, offsets []StoredOffset)
+
 // ConfigJournal is told a group ID's GROUP config overrides after every
 // change, with the store's lock held; nil means none are left.
 type ConfigJournal func(groupID string, overrides map[string]string)
 
 // storedLocked lists the committed offsets in topic and partition order;
 // the owning group's lock is held.
-func (st *offsetStore) storedLocked() []StoredOffset {
-	out := make([]StoredOffset, 0, len(st.committed))
-	for k, c := range st.committed {
+func (st *offsetStore) storedLocked() []StoredOffset { return storedOffsets(st.committed) }
+
+// storedOffsets lists offsets in topic and partition order.
+func storedOffsets(m map[offsetKey]committedOffset) []StoredOffset {
+	out := make([]StoredOffset, 0, len(m))
+	for k, c := range m {
 		out = append(out, StoredOffset{Topic: k.topic, Partition: k.partition, Offset: c.offset, LeaderEpoch: c.leaderEpoch,
 			Metadata: c.metadata, CommitTime: c.commitTime, ExpireAt: c.expireAt})
 	}
@@ -49,12 +59,71 @@ func (st *offsetStore) storedLocked() []StoredOffset {
 }
 
 func restoredStore(offsets []StoredOffset) offsetStore {
-	st := offsetStore{committed: make(map[offsetKey]committedOffset, len(offsets))}
+	return offsetStore{committed: restoredOffsets(offsets)}
+}
+
+func restoredOffsets(offsets []StoredOffset) map[offsetKey]committedOffset {
+	m := make(map[offsetKey]committedOffset, len(offsets))
 	for _, o := range offsets {
-		st.committed[offsetKey{o.Topic, o.Partition}] = committedOffset{offset: o.Offset, leaderEpoch: o.LeaderEpoch,
+		m[offsetKey{o.Topic, o.Partition}] = committedOffset{offset: o.Offset, leaderEpoch: o.LeaderEpoch,
 			metadata: o.Metadata, commitTime: o.CommitTime, expireAt: o.ExpireAt}
 	}
-	return st
+	return m
+}
+
+// restorePendingLocked sets producerID's pending commits.
+func (st *offsetStore) restorePendingLocked(producerID int64, offsets []StoredOffset) {
+	if st.pending == nil {
+		st.pending = make(map[int64]map[offsetKey]committedOffset)
+	}
+	st.pending[producerID] = restoredOffsets(offsets)
+}
+
+// SetPendingJournal makes j receive every later change of pending
+// transactional commits. Call it once, before the coordinator serves.
+func (s *ClassicGroups) SetPendingJournal(j PendingJournal) { s.pendingJournal = j }
+
+// SetPendingJournal makes j receive every later change of pending
+// transactional commits. Call it once, before the coordinator serves.
+func (s *ConsumerGroups) SetPendingJournal(j PendingJournal) { s.pendingJournal = j }
+
+// journalPending tells j producerID's pending commits in st (none:
+// settled); the owning group's lock is held.
+func journalPending(j PendingJournal, groupID string, kind Type, producerID int64, st *offsetStore) {
+	if j == nil {
+		return
+	}
+	var offsets []StoredOffset
+	if m := st.pending[producerID]; len(m) > 0 {
+		offsets = storedOffsets(m)
+	}
+	j(groupID, kind, producerID, offsets)
+}
+
+// RestorePending gives a classic group a transaction's pending commits,
+// read back from a data directory before the coordinator serves; the
+// group is created Empty if it does not exist, as a TxnOffsetCommit
+// creates it.
+func (s *ClassicGroups) RestorePending(groupID string, producerID int64, offsets []StoredOffset) error {
+	return s.withOffsetGroup(groupID, true, func(g *classicGroup) error {
+		g.offsets.restorePendingLocked(producerID, offsets)
+		return nil
+	})
+}
+
+// RestorePending gives a consumer group a transaction's pending commits,
+// read back from a data directory before the coordinator serves; the
+// group is restored without members if it does not exist.
+func (s *ConsumerGroups) RestorePending(groupID string, producerID int64, offsets []StoredOffset) error {
+	if g, _ := s.lookup(groupID, false); g == nil {
+		if err := s.Restore(groupID, nil); err != nil {
+			return err
+		}
+	}
+	return s.withGroup(groupID, func(g *consumerGroup) error {
+		g.offsets.restorePendingLocked(producerID, offsets)
+		return nil
+	})
 }
 
 // SetJournal makes j receive every later change of committed offsets. Call

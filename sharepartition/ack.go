@@ -72,6 +72,7 @@ func (sp *SharePartition) Acknowledge(member string, acks []AckBatch, now time.T
 	before := sp.spso
 	sp.advanceLocked()
 	shrank := sp.spso != before
+	sp.persistLocked()
 	notify := sp.cfg.OnChange
 	dead, hook := sp.takeDeadLocked()
 	sp.mu.Unlock()
@@ -197,6 +198,7 @@ func (sp *SharePartition) ReleaseMember(member string, now time.Time) {
 		}
 	}
 	sp.advanceLocked()
+	sp.persistLocked()
 	notify := sp.cfg.OnChange
 	dead, hook := sp.takeDeadLocked()
 	sp.mu.Unlock()
@@ -233,6 +235,7 @@ func (sp *SharePartition) LogStartMoved(newStart int64) {
 	}
 	sp.availHint = max(sp.availHint, sp.spso)
 	sp.advanceLocked()
+	sp.persistLocked()
 	notify := sp.cfg.OnChange
 	sp.mu.Unlock()
 	if notify != nil {

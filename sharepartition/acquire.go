@@ -75,6 +75,9 @@ func (sp *SharePartition) Acquire(req AcquireRequest, now time.Time) ([]Acquired
 	a := acquisition{sp: sp, req: req, now: now}
 	a.run()
 	sp.advanceLocked()
+	// An acquisition itself is never written; records it archived
+	// (aborted, compacted away) and an SPSO it moved are.
+	sp.persistLocked()
 	notify := sp.cfg.OnChange
 	sp.mu.Unlock()
 	if a.shrank && notify != nil {
@@ -305,6 +308,9 @@ func (a *acquisition) newRecords() {
 			gap := sp.appendLocked(sp.end, base-1)
 			gap.state = Archived
 			sp.ctr.Archived[ArchivedCompacted].Add(gap.size())
+			if sp.cfg.Persist != nil {
+				sp.notePersistLocked(gap.first, gap.last, Archived, 0)
+			}
 			// The budget stays as computed before the hole, as Kafka's
 			// does: holes count as in flight but do not shrink it.
 		}

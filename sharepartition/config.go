@@ -51,6 +51,11 @@ type Config struct {
 	// lock held and after the change, once per archived record. Like
 	// OnChange it may run on the timer goroutine and must not block long.
 	OnDeadLetter func([]DeadLetter)
+	// Persist, when set, is given each change of the persisted state
+	// (persist.go) with the partition lock held, so it sees them in order;
+	// it must not call back into the partition and must not keep the
+	// Batches slice. Nil (no data directory) costs one branch per change.
+	Persist func(Persisted)
 	// Counters, when set, is incremented as records move. It may be shared
 	// by many partitions (the fields are atomic).
 	Counters *Counters

@@ -111,6 +111,8 @@ func (sp *SharePartition) Batches() int {
 //   - ACQUIRED <=> owner set <=> exactly one live lock (counted).
 //   - Delivery count <= the highest limit ever configured; ACQUIRED and
 //     ACKNOWLEDGED records were delivered at least once.
+//   - With Persist set, every change was handed to it: nothing is queued
+//     between methods, and the SPSO written is the SPSO.
 //
 // Terminal states never changing is enforced by the state table (their rows
 // are empty, so the code panics) and checked from outside by the tests.
@@ -126,6 +128,9 @@ func (sp *SharePartition) CheckInvariants() error {
 		bad("SPSO moved back from %d to %d", sp.checkedSPSO, sp.spso)
 	}
 	sp.checkedSPSO = sp.spso
+	if sp.cfg.Persist != nil && (len(sp.pending) != 0 || sp.persistedSPSO != sp.spso) {
+		bad("persistence behind: %d batches queued, SPSO %d written, %d now", len(sp.pending), sp.persistedSPSO, sp.spso)
+	}
 	acquired := 0
 	expect := int64(-1) // next offset the tiling must continue at
 	for i, b := range sp.batches {

@@ -173,7 +173,9 @@ var members = []string{"a", "b", "c"}
 // implementation against the model and its invariants after each.
 func runOps(t testing.TB, src opSource) {
 	limit := int16(2 + src.intn(5))
+	var pl persistLog
 	h := newHarness(t, func(c *Config) {
+		c.Persist = pl.persist
 		c.DeliveryCountLimit = limit
 		c.MaxRecordLocks = int64(20 + src.intn(60))
 		c.ReadCommitted = src.intn(3) == 0
@@ -289,6 +291,8 @@ func runOps(t testing.TB, src opSource) {
 		}
 		compare(h, m, fail)
 	}
+	// share-state-as-kafka: what was persisted loads as a new leader would.
+	checkRestoreIsMove(t, h, &pl)
 }
 
 // acquireOp runs one Acquire and checks what any correct answer must

@@ -55,6 +55,12 @@ type SharePartition struct {
 	checkedSPSO int64 // SPSO seen by the previous CheckInvariants
 
 	dead []DeadLetter // archived since the last takeDeadLocked; empty without cfg.OnDeadLetter
+	// Persistence (persist.go), used only when cfg.Persist is set: the
+	// attempt ends and archives not yet written, the SPSO last written,
+	// and the state epoch (0 at initialisation, one more at each reset).
+	pending       []PersistedBatch
+	persistedSPSO int64
+	stateEpoch    int32
 }
 
 // rec is the state of one record, or of a whole batch that has not been
@@ -148,6 +154,7 @@ func (sp *SharePartition) InitializeIfNeeded(start int64) bool {
 		return false
 	}
 	sp.resetLocked(start)
+	sp.persistSnapshotLocked()
 	return true
 }
 
@@ -164,6 +171,8 @@ func (sp *SharePartition) Initialized() bool {
 func (sp *SharePartition) ResetStart(offset int64) {
 	sp.mu.Lock()
 	sp.resetLocked(offset)
+	sp.stateEpoch++
+	sp.persistSnapshotLocked()
 	notify := sp.cfg.OnChange
 	sp.mu.Unlock()
 	if notify != nil {
@@ -457,6 +466,9 @@ func (sp *SharePartition) transitionLocked(s slot, ev event, member string, now 
 		}
 	}
 	r.state = to
+	if sp.cfg.Persist != nil && to != Acquired {
+		sp.notePersistLocked(first, last, to, r.count)
+	}
 }
 
 // armLocked arms a lock for the ACQUIRED rec at s. The callback carries a
@@ -505,6 +517,7 @@ func (sp *SharePartition) expire(b *batch, idx int, gen uint64) {
 	sp.liveLocks--
 	sp.transitionLocked(s, evExpire, "", time.Time{})
 	sp.advanceLocked()
+	sp.persistLocked()
 	notify := sp.cfg.OnChange
 	dead, hook := sp.takeDeadLocked()
 	sp.mu.Unlock()

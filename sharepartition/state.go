@@ -35,6 +35,22 @@ func (s State) PersistedID() int8 {
 	return -1
 }
 
+// StateForPersistedID is the inverse of PersistedID; ok is false for an
+// unknown id.
+func StateForPersistedID(id int8) (s State, ok bool) {
+	switch id {
+	case 0:
+		return Available, true
+	case 1:
+		return Acquired, true
+	case 2:
+		return Acknowledged, true
+	case 4:
+		return Archived, true
+	}
+	return 0, false
+}
+
 func (s State) String() string {
 	switch s {
 	case Available:

@@ -84,6 +84,10 @@ type Config struct {
 	// Complete writes a transaction's markers and settles its offsets. It
 	// is called with no coordinator lock held.
 	Complete func(Completion)
+	// Journal, when set, is given each change of a transactional ID's
+	// state with the coordinator lock held (journal.go); nil keeps the
+	// state in memory only.
+	Journal func(Record)
 }
 
 // Coordinator is the transaction coordinator. It is safe for concurrent
@@ -116,6 +120,9 @@ type txnState struct {
 	// tv2: the ongoing transaction was joined through transaction version
 	// 2's implicit adds, so fencing it raises the epoch twice (fence).
 	tv2 bool
+	// pending is what a transaction restored in a Prepare state still
+	// has to settle (Resume); nil otherwise.
+	pending *Completion
 }
 
 // New returns a coordinator. Its periodic clean-up runs while it knows any
@@ -167,6 +174,7 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, producerI
 		c.ids[id] = t
 		c.byPID[t.producerID] = t
 		c.armCleanupLocked()
+		c.journalLocked(t, nil)
 		c.mu.Unlock()
 		return t.producerID, t.epoch, nil
 	}
@@ -185,6 +193,7 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, producerI
 	if t.state != Ongoing {
 		c.bumpLocked(t)
 		t.state = Empty
+		c.journalLocked(t, nil)
 		c.mu.Unlock()
 		return t.producerID, t.epoch, nil
 	}
@@ -194,6 +203,7 @@ func (c *Coordinator) InitProducerID(id string, timeout time.Duration, producerI
 	c.complete(t, comp)
 	c.mu.Lock()
 	t.state = Empty
+	c.journalLocked(t, nil)
 	c.mu.Unlock()
 	return pid, epoch, nil
 }
@@ -222,6 +232,7 @@ func (c *Coordinator) fenceLocked(t *txnState) Completion {
 		}
 		c.bumpLocked(t)
 	}
+	c.journalLocked(t, &comp)
 	return comp
 }
 
@@ -250,16 +261,8 @@ func (c *Coordinator) prepareLocked(t *txnState, commit bool) Completion {
 		ProducerID:      t.producerID,
 		Epoch:           t.epoch,
 		Commit:          commit,
-		Partitions: slices.SortedFunc(maps.Keys(t.partitions), func(a, b TopicPartition) int {
-			if a.Topic != b.Topic {
-				if a.Topic < b.Topic {
-					return -1
-				}
-				return 1
-			}
-			return int(a.Partition - b.Partition)
-		}),
-		Groups: slices.Sorted(maps.Keys(t.groups)),
+		Partitions:      sortedPartitions(t.partitions),
+		Groups:          slices.Sorted(maps.Keys(t.groups)),
 	}
 	t.partitions, t.groups = nil, nil
 	return comp
@@ -277,6 +280,8 @@ func (c *Coordinator) complete(t *txnState, comp Completion) {
 		t.state = CompleteCommit
 	}
 	t.updated = c.cfg.Clock.Now()
+	t.pending = nil
+	c.journalLocked(t, nil)
 }
 
 // checkLocked finds id and checks that producerID and epoch are its
@@ -333,6 +338,7 @@ func (c *Coordinator) AddPartitions(id string, producerID int64, epoch int16, pa
 		t.partitions[tp] = struct{}{}
 	}
 	t.updated = c.cfg.Clock.Now()
+	c.journalLocked(t, nil)
 	return nil
 }
 
@@ -347,6 +353,7 @@ func (c *Coordinator) AddGroup(id string, producerID int64, epoch int16, group s
 	c.beginLocked(t, false)
 	t.groups[group] = struct{}{}
 	t.updated = c.cfg.Clock.Now()
+	c.journalLocked(t, nil)
 	return nil
 }
 
@@ -366,6 +373,7 @@ func (c *Coordinator) CheckOffsetCommit(id string, producerID int64, epoch int16
 		c.beginLocked(t, true)
 		t.groups[group] = struct{}{}
 		t.updated = c.cfg.Clock.Now()
+		c.journalLocked(t, nil)
 	}
 	if _, ok := t.groups[group]; t.state != Ongoing || !ok {
 		return fmt.Errorf("%w: group %s was not added to the transaction of %s", ErrInvalidTxnState, group, id)
@@ -395,6 +403,7 @@ func (c *Coordinator) CheckProduce(producerID int64, epoch int16, tp TopicPartit
 		c.beginLocked(t, true)
 		t.partitions[tp] = struct{}{}
 		t.updated = c.cfg.Clock.Now()
+		c.journalLocked(t, nil)
 	}
 	if _, ok := t.partitions[tp]; t.state != Ongoing || !ok {
 		return fmt.Errorf("%w: %s-%d was not added to the transaction of %s", ErrInvalidTxnState, tp.Topic, tp.Partition, t.id)
@@ -427,6 +436,7 @@ func (c *Coordinator) EndTxn(id string, producerID int64, epoch int16, commit, b
 		return -1, -1, fmt.Errorf("%w: %s has no transaction ongoing (state %s)", ErrInvalidTxnState, id, t.state)
 	}
 	comp := c.prepareLocked(t, commit)
+	c.journalLocked(t, &comp)
 	c.mu.Unlock()
 	c.complete(t, comp)
 	return producerID, epoch, nil
@@ -488,6 +498,7 @@ func (c *Coordinator) endTxnBumping(id string, producerID int64, epoch int16, co
 	// moves to a new producer.
 	comp.Epoch = t.epoch + 1 // fits: epochs stop at maxEpoch, one below the int16 maximum
 	c.bumpLocked(t)
+	c.journalLocked(t, &comp)
 	pid, e := t.producerID, t.epoch
 	c.mu.Unlock()
 	c.complete(t, comp)
@@ -524,6 +535,7 @@ func (c *Coordinator) AbortTimedOut() {
 			if c.cfg.IDExpiration > 0 && now.Sub(t.updated) >= c.cfg.IDExpiration {
 				delete(c.ids, id)
 				delete(c.byPID, t.producerID)
+				c.journalGoneLocked(id)
 			}
 		}
 	}

@@ -68,7 +68,8 @@ type Options struct {
 // acknowledgements and acquisitions for the broker's handlers. It is safe
 // for concurrent use. State is made lazily, on a group's first fetch of a
 // partition or an AlterShareGroupOffsets naming it (share-groups.md §9.5),
-// never by an acknowledgement, and never reports "uninitialised".
+// never by an acknowledgement, and never reports "uninitialised"; with a
+// data directory, the state kept there is made at start (Restore).
 type Service struct {
 	store       *storage.Store
 	clock       locktimer.Clock
@@ -81,8 +82,46 @@ type Service struct {
 	// Sessions is the share-session cache (share-groups.md §2.4).
 	Sessions *Sessions
 
+	// journal keeps share state across restarts; nil without a data
+	// directory. Set by SetJournal before anything is served.
+	journal Journal
+
 	mu    sync.Mutex // guards byKey
 	byKey map[Key]*Partition
+}
+
+// Journal is where share-partition state goes to survive a restart
+// (docs/durability.md share-state-as-kafka).
+type Journal interface {
+	// SharePersisted records a change of key's persisted state. It is
+	// called with the share partition's lock held, in the order of the
+	// changes, and must not keep st.Batches.
+	SharePersisted(key Key, st sharepartition.Persisted)
+	// ShareDropped records that key has no state any more.
+	ShareDropped(key Key)
+}
+
+// SetJournal makes every share partition created from now on write its
+// state to j. The broker calls it once, after recovery and before it
+// serves.
+func (s *Service) SetJournal(j Journal) { s.journal = j }
+
+// Restore creates the share partition of (groupID, t, log) from persisted
+// state instead of share.auto.offset.reset, at recovery. A log start that
+// moved past the SPSO (retention while the state was written elsewhere)
+// moves it as it would have live.
+func (s *Service) Restore(groupID string, t *storage.Topic, log *storage.Partition, st sharepartition.Persisted) error {
+	key := Key{Group: groupID, TopicPartition: TopicPartition{TopicID: t.ID, Partition: log.Index}}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p := &Partition{Log: log}
+	p.Share = sharepartition.New(s.partitionConfig(key, s.groupConfig(groupID), p), s.timers)
+	if err := p.Share.Restore(st); err != nil {
+		return err
+	}
+	p.Share.LogStartMoved(log.Offsets().LogStart)
+	s.byKey[key] = p
+	return nil
 }
 
 // New returns a service with no sessions and no share partitions.
@@ -150,10 +189,16 @@ func (s *Service) Get(groupID string, t *storage.Topic, log *storage.Partition) 
 }
 
 // partitionConfig turns a group's effective config into the share
-// partition's settings. Expiries and releases wake the fetches parked on p.
+// partition's settings. Expiries and releases wake the fetches parked on p;
+// with a journal, persisted changes go to it under key.
 func (s *Service) partitionConfig(key Key, cfg group.ShareGroupConfig, p *Partition) sharepartition.Config {
+	var persist func(sharepartition.Persisted)
+	if j := s.journal; j != nil {
+		persist = func(st sharepartition.Persisted) { j.SharePersisted(key, st) }
+	}
 	return sharepartition.Config{
 		OnDeadLetter:       s.deadLetterHook(key, cfg.DeadLetter),
+		Persist:            persist,
 		LockDuration:       cfg.RecordLockDuration,
 		DeliveryCountLimit: int16(cfg.DeliveryCountLimit),
 		MaxRecordLocks:     int64(cfg.PartitionMaxRecordLocks),
@@ -212,7 +257,15 @@ func (s *Service) DropGroup(groupID string) {
 	for key := range s.byKey {
 		if key.Group == groupID {
 			delete(s.byKey, key)
+			s.droppedLocked(key)
 		}
+	}
+}
+
+// droppedLocked tells the journal key's state is gone.
+func (s *Service) droppedLocked(key Key) {
+	if s.journal != nil {
+		s.journal.ShareDropped(key)
 	}
 }
 
@@ -225,6 +278,7 @@ func (s *Service) DropTopic(groupID string, topicID storage.TopicID) int {
 	for key := range s.byKey {
 		if key.Group == groupID && key.TopicID == topicID {
 			delete(s.byKey, key)
+			s.droppedLocked(key)
 			n++
 		}
 	}
