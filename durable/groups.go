@@ -133,11 +133,7 @@ func dropGroupPending(m map[pendingKey]*PendingOffsets, group string) {
 }
 
 func appendPending(b []byte, m map[pendingKey]*PendingOffsets) []byte {
-	keys := make([]pendingKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(x, y pendingKey) int {
+	keys := slices.SortedFunc(maps.Keys(m), func(x, y pendingKey) int {
 		return cmp.Or(cmp.Compare(x.group, y.group), cmp.Compare(x.producerID, y.producerID))
 	})
 	for _, k := range keys {

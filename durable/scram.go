@@ -2,6 +2,7 @@ package durable
 
 import (
 	"cmp"
+	"maps"
 	"slices"
 )
 
@@ -67,11 +68,7 @@ func replaySCRAM(m map[SCRAMKey]*SCRAMCredential, r metaRecord) {
 }
 
 func appendSCRAM(b []byte, m map[SCRAMKey]*SCRAMCredential) []byte {
-	keys := make([]SCRAMKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(x, y SCRAMKey) int {
+	keys := slices.SortedFunc(maps.Keys(m), func(x, y SCRAMKey) int {
 		return cmp.Or(cmp.Compare(x.User, y.User), cmp.Compare(x.Mechanism, y.Mechanism))
 	})
 	for _, k := range keys {

@@ -3,6 +3,7 @@ package durable
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/sharebroker/sharebroker/storage"
@@ -154,11 +155,7 @@ func mergeShareBatches(old, upd []ShareBatch, start int64) []ShareBatch {
 // appendShareSnapshots writes one snapshot per share partition of a live
 // topic, in a stable order.
 func appendShareSnapshots(b []byte, m map[ShareKey]*ShareState) []byte {
-	keys := make([]ShareKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(x, y ShareKey) int {
+	keys := slices.SortedFunc(maps.Keys(m), func(x, y ShareKey) int {
 		return cmp.Or(cmp.Compare(x.Group, y.Group), slices.Compare(x.TopicID[:], y.TopicID[:]), cmp.Compare(x.Partition, y.Partition))
 	})
 	for _, k := range keys {
