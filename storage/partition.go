@@ -326,7 +326,7 @@ func (p *Partition) ReadIsolated(offset int64, maxBytes int32, includeOne, readC
 	res := ReadResult{Offsets: p.offsetsLocked()}
 	if offset < p.logStart || offset > p.nextOffset {
 		p.mu.RUnlock()
-		return res, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, p.logStart, p.nextOffset)
+		return res, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, res.LogStart, res.HighWatermark)
 	}
 	end := int64(math.MaxInt64)
 	if readCommitted {
