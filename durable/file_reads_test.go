@@ -254,7 +254,10 @@ func indexRebuild(t *testing.T, seed uint64) {
 		if _, err := p.Append(raw, storage.AppendOptions{}); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
-		if rng.IntN(15) == 0 {
+		// A transaction wholly below the log start is forgotten at a
+		// restart with its producer (producer-state-from-log), so the
+		// log start moves only with none open.
+		if len(txns) == 0 && rng.IntN(8) == 0 {
 			hw := p.Offsets().HighWatermark
 			if _, err := p.DeleteRecordsBefore(hw - int64(rng.IntN(int(hw)+1))); err != nil {
 				t.Fatal(err)
