@@ -66,6 +66,15 @@ func BenchmarkProduceDataDir(b *testing.B) {
 	}
 }
 
+// BenchmarkFetchDataDir is BenchmarkFetch's workload on each of
+// dataDirPeers: with a data directory sharebroker reads record bytes from
+// its segment files (reads-from-files).
+func BenchmarkFetchDataDir(b *testing.B) {
+	for _, p := range dataDirPeers {
+		b.Run(p.name, func(b *testing.B) { benchFetch(b, p) })
+	}
+}
+
 // BenchmarkShareConsumeDataDir is BenchmarkShareConsume's workload with
 // one consumer on sharebroker in memory, on a data directory (every
 // acknowledgement written to the metadata log, share-state-as-kafka), and
