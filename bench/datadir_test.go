@@ -94,6 +94,24 @@ func BenchmarkShareConsumeDataDir(b *testing.B) {
 	}
 }
 
+// BenchmarkShareServerDataDir is BenchmarkShareServer's workload (the
+// broker in its own process, one kgo consumer here) on the sharebroker
+// binary in memory and with a data directory. In a process of its own the
+// broker's heap is not shared with the client's: with a data directory the
+// records are not in it (reads-from-files), and in BenchmarkShareConsume's
+// single process that leaves the client's garbage less heap to grow into
+// before each GC cycle.
+func BenchmarkShareServerDataDir(b *testing.B) {
+	for _, p := range []processPeer{
+		{name: "sharebroker", start: startSharebrokerProcess},
+		{name: "sharebroker-datadir", start: func(tb testing.TB) *childBroker {
+			return startSharebrokerProcessArgs(tb, "--data-dir", tb.TempDir())
+		}},
+	} {
+		b.Run(p.name, func(b *testing.B) { benchShareServer(b, p) })
+	}
+}
+
 // BenchmarkRestartDataDir times a restart on a data directory holding
 // SHAREBROKER_BENCH_RETAINED_MB megabytes of records (default 64; the goal
 // of issue 14 is at most 1 s for 1024): from the start of a new broker (or
