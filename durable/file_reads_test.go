@@ -301,3 +301,46 @@ func indexRebuild(t *testing.T, seed uint64) {
 		}
 	}
 }
+
+// reads-from-files: reads into one ReadBuffer each keep their own bytes
+// until Reset, however many follow and however the buffer grows.
+func TestReadBufferKeepsEarlierReads(t *testing.T) {
+	dir := t.TempDir()
+	_, store, _ := open(t, dir, Options{Policy: smallSegments})
+	tp, _ := store.CreateTopic("t", 1, nil)
+	var raws [][]byte
+	for i := range 50 {
+		spec := batchtest.Plain(1)
+		spec.ValueBytes = 1 + i*100
+		raws = append(raws, spec.Build())
+	}
+	for _, raw := range raws {
+		if _, err := tp.Partition(0).Append(raw, storage.AppendOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	twin := memoryTwin(t, raws)
+	var rb storage.ReadBuffer
+	for round := range 2 {
+		var held []storage.Records
+		for off := range int64(50) {
+			res, err := tp.Partition(0).ReadIsolatedInto(off, 1<<20, true, false, &rb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, res.Records)
+			held = append(held, tp.Partition(0).ReadRangeInto(off, off, &rb))
+		}
+		for k, recs := range held {
+			off := int64(k / 2)
+			want := readJoined(t, twin, off, 1<<20)
+			if k%2 == 1 {
+				want = twin.ReadRange(off, off).Join()
+			}
+			if !bytes.Equal(recs.Join(), want) {
+				t.Fatalf("round %d: read %d at offset %d changed before Reset", round, k, off)
+			}
+		}
+		rb.Reset()
+	}
+}

@@ -15,6 +15,43 @@ import (
 // written: the invariant needs no reference count. The in-memory log
 // (p.file == nil) never comes here.
 
+// ReadBuffer holds the bytes reads of file-backed partitions copy out, so
+// that a connection serving fetches reuses one buffer rather than making
+// garbage per read. Its owner calls Reset before each request, once no
+// answer built from earlier reads is still to be written (a connection
+// answers one request at a time); reads only append to it, so everything
+// read since the last Reset stays valid. A nil *ReadBuffer allocates per
+// read. It is not safe for concurrent use.
+type ReadBuffer struct {
+	buf []byte
+}
+
+// keepReadBuffer is the most a ReadBuffer keeps across a Reset.
+const keepReadBuffer = 4 << 20
+
+// Reset makes the buffer's bytes free for the next request's reads.
+func (rb *ReadBuffer) Reset() {
+	if cap(rb.buf) > keepReadBuffer {
+		rb.buf = nil
+	}
+	rb.buf = rb.buf[:0]
+}
+
+// take returns n bytes of the buffer that no earlier read since Reset
+// holds. When they do not fit, a larger array takes over; the old one
+// stays with the readers that hold it.
+func (rb *ReadBuffer) take(n int64) []byte {
+	if rb == nil {
+		return make([]byte, n)
+	}
+	if int64(cap(rb.buf)-len(rb.buf)) < n {
+		rb.buf = make([]byte, 0, max(n, 2*int64(cap(rb.buf)), 64<<10))
+	}
+	start := int64(len(rb.buf))
+	rb.buf = rb.buf[:start+n]
+	return rb.buf[start : start+n : start+n]
+}
+
 // scratchPool holds the buffers a produced batch is stamped in before it
 // is written to its file; buffers above maxScratchBytes are not kept.
 var scratchPool = sync.Pool{New: func() any { return new([]byte) }}
@@ -76,7 +113,7 @@ func (p *Partition) storeMarkerLocked(stored []byte, h *BatchHeader, base, nowMs
 // producers never wait on a reader's pread. Consecutive file batches are
 // one span (they lie back to back in the stream); a batch kept in memory
 // (storeMarkerLocked) is its own piece.
-func (p *Partition) readFileRUnlock(i, j int) (Records, error) {
+func (p *Partition) readFileRUnlock(i, j int, rb *ReadBuffer) (Records, error) {
 	type span struct {
 		mem      []byte // a chunk's bytes, or nil for a file span
 		pos, end int64
@@ -102,7 +139,7 @@ func (p *Partition) readFileRUnlock(i, j int) (Records, error) {
 			out = append(out, s.mem)
 			continue
 		}
-		buf := make([]byte, s.end-s.pos)
+		buf := rb.take(s.end - s.pos)
 		if err := file.ReadAt(buf, s.pos); err != nil {
 			return nil, fmt.Errorf("%w: %s-%d: %v", ErrStorage, p.Topic, p.Index, err)
 		}

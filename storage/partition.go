@@ -322,6 +322,12 @@ func (p *Partition) Read(offset int64, maxBytes int32, includeOne bool) (ReadRes
 // below the last stable offset, listing the aborted transactions that
 // overlap them (read-committed-fetch).
 func (p *Partition) ReadIsolated(offset int64, maxBytes int32, includeOne, readCommitted bool) (ReadResult, error) {
+	return p.ReadIsolatedInto(offset, maxBytes, includeOne, readCommitted, nil)
+}
+
+// ReadIsolatedInto is ReadIsolated copying what it reads from files into
+// rb (nil: a new buffer). An in-memory log never uses rb.
+func (p *Partition) ReadIsolatedInto(offset int64, maxBytes int32, includeOne, readCommitted bool, rb *ReadBuffer) (ReadResult, error) {
 	p.mu.RLock()
 	res := ReadResult{Offsets: p.offsetsLocked()}
 	if offset < p.logStart || offset > p.nextOffset {
@@ -346,7 +352,7 @@ func (p *Partition) ReadIsolated(offset int64, maxBytes int32, includeOne, readC
 	}
 	if p.file != nil {
 		var err error
-		res.Records, err = p.readFileRUnlock(i, j)
+		res.Records, err = p.readFileRUnlock(i, j, rb)
 		return res, err
 	}
 	res.Records = p.spanRUnlock(i, j)
@@ -432,6 +438,12 @@ func (p *Partition) Batches(offset, endOffset int64, maxBytes int32) ([]BatchInf
 // (inclusive), back to back: what a share fetch sends for an acquired range.
 // Offsets below the log start are skipped; nil means none is stored.
 func (p *Partition) ReadRange(first, last int64) Records {
+	return p.ReadRangeInto(first, last, nil)
+}
+
+// ReadRangeInto is ReadRange copying what it reads from files into rb
+// (nil: a new buffer).
+func (p *Partition) ReadRangeInto(first, last int64, rb *ReadBuffer) Records {
 	p.mu.RLock()
 	first = max(first, p.logStart)
 	i := p.batchIndexLocked(first)
@@ -447,7 +459,7 @@ func (p *Partition) ReadRange(first, last int64) Records {
 		// A read that fails lost a race with the deletion of its
 		// segment: the records are below the log start now, and a
 		// share fetch treats them as gone.
-		recs, _ := p.readFileRUnlock(i, j)
+		recs, _ := p.readFileRUnlock(i, j, rb)
 		return recs
 	}
 	return p.spanRUnlock(i, j)
