@@ -66,6 +66,15 @@ func BenchmarkProduceDataDir(b *testing.B) {
 	}
 }
 
+// BenchmarkFetchDataDir is BenchmarkFetch's workload on each of
+// dataDirPeers: with a data directory sharebroker reads record bytes from
+// its segment files (reads-from-files).
+func BenchmarkFetchDataDir(b *testing.B) {
+	for _, p := range dataDirPeers {
+		b.Run(p.name, func(b *testing.B) { benchFetch(b, p) })
+	}
+}
+
 // BenchmarkShareConsumeDataDir is BenchmarkShareConsume's workload with
 // one consumer on sharebroker in memory, on a data directory (every
 // acknowledgement written to the metadata log, share-state-as-kafka), and
@@ -82,6 +91,24 @@ func BenchmarkShareConsumeDataDir(b *testing.B) {
 		}},
 	} {
 		b.Run(p.name, func(b *testing.B) { benchShareConsume(b, p, 1) })
+	}
+}
+
+// BenchmarkShareServerDataDir is BenchmarkShareServer's workload (the
+// broker in its own process, one kgo consumer here) on the sharebroker
+// binary in memory and with a data directory. In a process of its own the
+// broker's heap is not shared with the client's: with a data directory the
+// records are not in it (reads-from-files), and in BenchmarkShareConsume's
+// single process that leaves the client's garbage less heap to grow into
+// before each GC cycle.
+func BenchmarkShareServerDataDir(b *testing.B) {
+	for _, p := range []processPeer{
+		{name: "sharebroker", start: startSharebrokerProcess},
+		{name: "sharebroker-datadir", start: func(tb testing.TB) *childBroker {
+			return startSharebrokerProcessArgs(tb, "--data-dir", tb.TempDir())
+		}},
+	} {
+		b.Run(p.name, func(b *testing.B) { benchShareServer(b, p) })
 	}
 }
 
@@ -116,8 +143,43 @@ func BenchmarkRestartDataDir(b *testing.B) {
 				b.StartTimer()
 			}
 			b.ReportMetric(float64(dirBytes(b, dir))/(1<<20), "MB-on-disk")
+			if p.name == "sharebroker" {
+				b.StopTimer()
+				reportProcessRSS(b, dir, mb)
+			}
 		})
 	}
+}
+
+// reportProcessRSS starts the sharebroker binary on dir (its own process,
+// so that nothing of this one's counts) and reports, in MB, its resident
+// memory once it is ready and again after a consumer read all mb
+// megabytes back: VmRSS and its parts, RssAnon (heap, stacks) and RssFile
+// (mapped file pages, the executable's included). The goal of issue 14 is
+// under 64 MB with 1 GB retained, not growing with retained bytes.
+func reportProcessRSS(b *testing.B, dir string, mb int) {
+	child := startSharebrokerProcessArgs(b, "--data-dir", dir)
+	defer child.stop()
+	mbOf := func(field string) float64 { return float64(child.statusKB(b, field)) / 1024 }
+	b.ReportMetric(mbOf("VmRSS"), "MB-RSS-ready")
+	b.ReportMetric(mbOf("RssAnon"), "MB-RssAnon-ready")
+	b.ReportMetric(mbOf("RssFile"), "MB-RssFile-ready")
+
+	cl := newClient(b, child.addr, kgo.ConsumeTopics(benchTopic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	for read := 0; read < mb<<10; {
+		fs := cl.PollFetches(ctx)
+		if err := fs.Err0(); err != nil {
+			b.Fatal(err)
+		}
+		read += fs.NumRecords()
+	}
+	b.ReportMetric(mbOf("VmRSS"), "MB-RSS-read")
+	b.ReportMetric(mbOf("RssAnon"), "MB-RssAnon-read")
+	b.ReportMetric(mbOf("RssFile"), "MB-RssFile-read")
+	b.ReportMetric(mbOf("VmHWM"), "MB-HWM")
 }
 
 // fillMB produces mb megabytes of 1 KiB records over the bench partitions.

@@ -189,6 +189,13 @@ func (c *childBroker) statusKB(tb testing.TB, field string) int64 {
 // process exits first (someone took the port).
 func startSharebrokerProcess(tb testing.TB) *childBroker {
 	tb.Helper()
+	return startSharebrokerProcessArgs(tb)
+}
+
+// startSharebrokerProcessArgs is startSharebrokerProcess with extra
+// arguments to serve.
+func startSharebrokerProcessArgs(tb testing.TB, extra ...string) *childBroker {
+	tb.Helper()
 	bin, err := buildBroker()
 	if err != nil {
 		tb.Fatal(err)
@@ -199,8 +206,9 @@ func startSharebrokerProcess(tb testing.TB) *childBroker {
 		if err != nil {
 			tb.Fatal(err)
 		}
-		cmd := exec.Command(bin, "serve", "--listen", addr, "--log-level", "error",
-			"--config", fmt.Sprintf("num.partitions=%d", benchPartitions))
+		args := append([]string{"serve", "--listen", addr, "--log-level", "error",
+			"--config", fmt.Sprintf("num.partitions=%d", benchPartitions)}, extra...)
+		cmd := exec.Command(bin, args...)
 		cmd.Stderr = os.Stderr
 		child := startChild(tb, cmd)
 		child.addr = addr

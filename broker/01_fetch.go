@@ -178,7 +178,7 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, deni
 			default:
 				remaining := int64(maxBytes) - total
 				limit := int32(min(remaining, int64(rp.PartitionMaxBytes), math.MaxInt32))
-				res, err := p.ReadIsolated(rp.FetchOffset, max(limit, 0), total == 0, req.IsolationLevel == readCommittedLevel)
+				res, err := p.ReadIsolatedInto(rp.FetchOffset, max(limit, 0), total == 0, req.IsolationLevel == readCommittedLevel, &c.readBuf)
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStable, res.LogStart
 				if err != nil {
 					sp.ErrorCode = codeFor(err)

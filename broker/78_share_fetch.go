@@ -165,6 +165,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	cfg := b.groupConfigs.Share(key.Group) // once for the whole request
 	resp.AcquisitionLockTimeoutMillis = int32(cfg.RecordLockDuration.Milliseconds())
 	f := b.shares.NewFetch(key, cfg)
+	f.ReadInto(&r.conn.readBuf)
 	led := newShareLeadership(b, r.conn)
 	now := b.clock.Now()
 	for _, rt := range req.Topics {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/wire"
 )
 
@@ -59,6 +60,11 @@ type conn struct {
 	closeAfterSend bool
 	// host is the client's IP as ACLs name hosts; clientIP fills it.
 	host string
+	// readBuf holds the record bytes Fetch and ShareFetch copy out of
+	// segment files (storage.ReadBuffer; with a data directory only).
+	// Reset before each request is handled: the connection answers one
+	// request at a time, so the previous answer is written by then.
+	readBuf storage.ReadBuffer
 }
 
 func newConn(b *Broker, l *listener, nc net.Conn) *conn {
@@ -208,6 +214,7 @@ func (c *conn) handleFrame(frame []byte) bool {
 			attrAPIVersion, h.APIVersion, attrClientID, h.ClientID, "err", err)
 		return false
 	}
+	c.readBuf.Reset()                                                   // the previous answer was written (readBuf)
 	resp, err := c.dispatch(a, &request{conn: c, header: h, body: req}) // faults.go, then call
 	c.b.metrics.request(c.nodeLabel(), h.APIKey, resp, err, start)
 	if errors.Is(err, errHandlerPanic) {

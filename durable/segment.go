@@ -52,7 +52,8 @@ const blockBytes = 4 << 20
 // blockBytes). It calls fn with each
 // valid batch and its position, then run with the block's whole batches
 // back to back (the batches fn saw are sub-slices of it); run owns the
-// block from then on. It returns where the valid batches end. An invalid
+// block from then on. With run nil, one buffer is reused for every block,
+// and fn must not keep the batches it is given. It returns where the valid batches end. An invalid
 // batch that is a torn tail — cut short by the end of the file, failing
 // its CRC as the file's last batch, or followed by nothing but zeros — ends
 // the scan with valid < size and no error, if last says this is the
@@ -81,9 +82,19 @@ func scanSegment(r io.ReaderAt, size int64, name string, last bool, block int, f
 	}
 	var carry []byte // bytes of an incomplete batch left from the last block
 	need := int64(0) // the length of that batch, when its prefix was read
+	var reuse []byte // with run nil, the buffer every block is read into
 	for pos < size {
 		want := min(max(int64(block), need, int64(len(carry))+1), size-pos)
-		blk := make([]byte, want)
+		var blk []byte
+		switch {
+		case run != nil:
+			blk = make([]byte, want)
+		case int64(cap(reuse)) >= want:
+			blk = reuse[:want]
+		default:
+			reuse = make([]byte, want)
+			blk = reuse
+		}
 		n := copy(blk, carry)
 		if m, err := r.ReadAt(blk[n:], pos+int64(n)); err != nil && !(err == io.EOF && n+m == len(blk)) {
 			return pos, fmt.Errorf("%s: %w", name, err)
@@ -124,7 +135,7 @@ func scanSegment(r io.ReaderAt, size int64, name string, last bool, block int, f
 			off += int(length)
 		}
 		carry = append([]byte(nil), blk[off:]...)
-		if off > 0 {
+		if off > 0 && run != nil {
 			if err := run(blk[:off]); err != nil {
 				return pos, err
 			}

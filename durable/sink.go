@@ -5,14 +5,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/sharebroker/sharebroker/storage"
 )
 
-// sink writes one partition's batches to its segment files
-// (storage.Sink). Its methods run under the partition's lock, which
+// sink writes one partition's batches to its segment files and reads them
+// back (storage.FileLog). Its methods run under the partition's lock, which
 // orders them; mu also guards against the Dir deleting or closing the
 // topic meanwhile. Order: partition lock → sink.mu → Dir.mu (LogStartMoved
 // records the move in the metadata log).
@@ -28,7 +29,10 @@ type sink struct {
 	segs []segment
 	f    *os.File // the last segment, opened on first append; nil before
 	// next is the offset after the last batch written: the log end.
-	next      int64
+	next int64
+	// end is the stream position after the last batch written: the
+	// segments' sizes added up from the first one this sink knew.
+	end       int64
 	policy    Policy
 	unflushed int64     // records appended since the last fsync
 	lastSync  time.Time // when the last fsync ran (or the sink opened)
@@ -39,9 +43,15 @@ type sink struct {
 	failed error
 }
 
+// segment is one segment file. r reads it: it is opened with the
+// segment and closed when the segment is deleted or the sink closes, and
+// os.File makes a ReadAt racing that Close fail with os.ErrClosed rather
+// than read another file (reads-from-files).
 type segment struct {
-	base int64
-	size int64
+	base  int64
+	size  int64
+	start int64 // stream position of its first byte
+	r     *os.File
 }
 
 var errClosed = errors.New("data directory closed or topic deleted")
@@ -50,11 +60,22 @@ var errClosed = errors.New("data directory closed or topic deleted")
 // new one when the batch would take it past segment.bytes; then fsyncs if
 // flush.messages or flush.ms says so (ack-after-write, flush-as-kafka).
 func (s *sink) Append(stored []byte, base int64, records int32) error {
+	_, err := s.AppendAt(stored, base, records)
+	return err
+}
+
+// AppendAt is Append, returning the batch's stream position.
+func (s *sink) AppendAt(stored []byte, base int64, records int32) (int64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.failed != nil {
-		return s.failed
+		return 0, s.failed
 	}
+	pos := s.end
+	return pos, s.appendLocked(stored, base, records)
+}
+
+func (s *sink) appendLocked(stored []byte, base int64, records int32) error {
 	n := int64(len(stored))
 	if s.f == nil && len(s.segs) > 0 {
 		// After a restart: go on with the last segment recovery left.
@@ -83,6 +104,7 @@ func (s *sink) Append(stored []byte, base int64, records int32) error {
 		return err
 	}
 	seg.size += n
+	s.end += n
 	s.next = base + int64(records)
 	s.unflushed += int64(records)
 	// flush.ms is compared in milliseconds: as a Duration a large value
@@ -119,8 +141,14 @@ func (s *sink) rollLocked(base int64) error {
 	if err != nil {
 		return err
 	}
+	r, err := os.Open(name)
+	if err != nil {
+		f.Close()
+		os.Remove(name)
+		return err
+	}
 	s.f = f
-	s.segs = append(s.segs, segment{base: base})
+	s.segs = append(s.segs, segment{base: base, start: s.end, r: r})
 	s.dirSynced = false
 	return nil
 }
@@ -168,6 +196,7 @@ func (s *sink) LogStartMoved(offset int64) error {
 		if err := os.Remove(filepath.Join(s.dir, segmentName(s.segs[0].base))); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
+		s.segs[0].close()
 		s.segs = s.segs[1:]
 	}
 	return nil
@@ -193,6 +222,9 @@ func (s *sink) close() error {
 		err = errors.Join(err, s.f.Close())
 		s.f = nil
 	}
+	for i := range s.segs {
+		s.segs[i].close()
+	}
 	if s.failed == nil {
 		s.failed = errClosed
 	}
@@ -202,3 +234,37 @@ func (s *sink) close() error {
 // flushes reports whether the policy asks for fsync at all; the defaults
 // (Long.MAX) never do.
 func (p Policy) flushes() bool { return p.FlushMessages < 1<<63-1 || p.FlushMs < 1<<63-1 }
+
+// close closes the segment's reader; a read racing it fails.
+func (g *segment) close() {
+	if g.r != nil {
+		g.r.Close()
+	}
+}
+
+// ReadAt fills dst with the stream's bytes from pos, across segments. It
+// takes the sink's lock only to find each segment and reads after
+// releasing it, so a read never holds up an append. The bytes asked for
+// were published, so they were written before: a segment holding them is
+// either still there, and its file has them, or deleted (the read fails).
+func (s *sink) ReadAt(dst []byte, pos int64) error {
+	for len(dst) > 0 {
+		s.mu.Lock()
+		k := sort.Search(len(s.segs), func(i int) bool { return s.segs[i].start+s.segs[i].size > pos })
+		if k == len(s.segs) || s.segs[k].start > pos || s.segs[k].r == nil {
+			s.mu.Unlock()
+			return fmt.Errorf("%w: stream position %d of %s is in no segment", errGone, pos, s.dir)
+		}
+		seg := s.segs[k]
+		s.mu.Unlock()
+		n := min(int64(len(dst)), seg.start+seg.size-pos)
+		if _, err := seg.r.ReadAt(dst[:n], pos-seg.start); err != nil {
+			return fmt.Errorf("%s: %w", seg.r.Name(), err)
+		}
+		dst, pos = dst[n:], pos+n
+	}
+	return nil
+}
+
+// errGone is a read of bytes whose segment was deleted.
+var errGone = errors.New("segment deleted")

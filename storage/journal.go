@@ -30,6 +30,30 @@ type Sink interface {
 	LogStartMoved(offset int64) error
 }
 
+// FileLog is a Sink whose files also serve reads. A partition whose sink
+// is one keeps only an index of its batches in memory (file position,
+// length, offsets, timestamp, producer): its record bytes live in the
+// files and are read back with ReadAt, so retained bytes never sit in the
+// Go heap (docs/durability.md: reads-from-files). Positions count bytes
+// in the partition's byte stream: its segments back to back, from the
+// first one the sink knew when it opened.
+type FileLog interface {
+	Sink
+	// AppendAt is Append, returning the batch's position in the stream.
+	AppendAt(stored []byte, baseOffset int64, records int32) (pos int64, err error)
+	// ReadAt fills dst with the stream's bytes from pos. It may be called
+	// without the partition's lock, concurrently with appends and with the
+	// deletion of segments; bytes of a segment deleted meanwhile are an
+	// error, never other bytes.
+	ReadAt(dst []byte, pos int64) error
+}
+
+// fileLog returns s as a FileLog, or nil.
+func fileLog(s Sink) FileLog {
+	f, _ := s.(FileLog)
+	return f
+}
+
 // SetJournal attaches j to the store and gives every existing partition
 // its sink. Call it once, after restoring and before serving.
 func (s *Store) SetJournal(j Journal) {
@@ -42,6 +66,7 @@ func (s *Store) SetJournal(j Journal) {
 		for _, p := range t.partitions {
 			p.mu.Lock()
 			p.sink = j.Sink(t.ID, p.Index)
+			p.file = fileLog(p.sink)
 			p.mu.Unlock()
 		}
 		t.mu.Unlock()

@@ -32,8 +32,8 @@ type chunk struct {
 type batchMeta struct {
 	baseOffset   int64
 	lastOffset   int64
-	chunk        *chunk
-	pos          int32 // start of the batch in chunk.buf
+	chunk        *chunk // nil when the batch lives in the partition's files
+	pos          int64  // start of the batch in chunk.buf, or its FileLog position
 	size         int32
 	maxTimestamp int64
 	producerID   int64
@@ -71,8 +71,10 @@ type Partition struct {
 	leaderEpoch int32
 	epochs      []EpochStart
 	// sink writes the log to a data directory; nil keeps it in memory
-	// only (journal.go).
+	// only (journal.go). file is sink when it also serves reads: then no
+	// batch has a chunk, and record bytes are read from the files.
 	sink Sink
+	file FileLog
 }
 
 func newPartition(topic string, index int32) *Partition {
@@ -85,6 +87,7 @@ func (t *Topic) makePartition(index int32) *Partition {
 	p := newPartition(t.Name, index)
 	if t.journal != nil {
 		p.sink = t.journal.Sink(t.ID, index)
+		p.file = fileLog(p.sink)
 	}
 	return p
 }
@@ -178,6 +181,9 @@ func (p *Partition) appendLocked(raw []byte, h *BatchHeader, opts AppendOptions)
 		return res, fmt.Errorf("%w: producer %d's transaction ended in %s-%d after the coordinator checked the batch", ErrInvalidTxnState, h.ProducerID, p.Topic, p.Index)
 	}
 
+	if p.file != nil {
+		return p.appendFileLocked(raw, h, opts, res)
+	}
 	stored := p.reserveLocked(len(raw))
 	copy(stored, raw)
 	base := p.nextOffset
@@ -234,19 +240,25 @@ func (p *Partition) sinkLocked(stored []byte, base int64, records int32) error {
 
 // publishLocked indexes the batch just written at the end of the tail chunk.
 func (p *Partition) publishLocked(stored []byte, h *BatchHeader, base, maxTs int64) {
+	p.indexLocked(p.tail, int64(len(p.tail.buf)-len(stored)), len(stored), h, base, maxTs)
+}
+
+// indexLocked indexes a stored batch of size bytes at pos in chunk c, or
+// at FileLog position pos when c is nil.
+func (p *Partition) indexLocked(c *chunk, pos int64, size int, h *BatchHeader, base, maxTs int64) {
 	last := base + int64(h.LastOffsetDelta)
 	p.batches = append(p.batches, batchMeta{
 		baseOffset:   base,
 		lastOffset:   last,
-		chunk:        p.tail,
-		pos:          int32(len(p.tail.buf) - len(stored)),
-		size:         int32(len(stored)),
+		chunk:        c,
+		pos:          pos,
+		size:         int32(size),
 		maxTimestamp: maxTs,
 		producerID:   h.ProducerID,
 		attributes:   h.Attributes,
 	})
 	p.nextOffset = last + 1
-	p.bytes += int64(len(stored))
+	p.bytes += int64(size)
 }
 
 // Records is a run of whole stored batches, back to back, held as the
@@ -310,11 +322,17 @@ func (p *Partition) Read(offset int64, maxBytes int32, includeOne bool) (ReadRes
 // below the last stable offset, listing the aborted transactions that
 // overlap them (read-committed-fetch).
 func (p *Partition) ReadIsolated(offset int64, maxBytes int32, includeOne, readCommitted bool) (ReadResult, error) {
+	return p.ReadIsolatedInto(offset, maxBytes, includeOne, readCommitted, nil)
+}
+
+// ReadIsolatedInto is ReadIsolated copying what it reads from files into
+// rb (nil: a new buffer). An in-memory log never uses rb.
+func (p *Partition) ReadIsolatedInto(offset int64, maxBytes int32, includeOne, readCommitted bool, rb *ReadBuffer) (ReadResult, error) {
 	p.mu.RLock()
 	res := ReadResult{Offsets: p.offsetsLocked()}
 	if offset < p.logStart || offset > p.nextOffset {
 		p.mu.RUnlock()
-		return res, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, p.logStart, p.nextOffset)
+		return res, fmt.Errorf("%w: offset %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, res.LogStart, res.HighWatermark)
 	}
 	end := int64(math.MaxInt64)
 	if readCommitted {
@@ -332,6 +350,11 @@ func (p *Partition) ReadIsolated(offset int64, maxBytes int32, includeOne, readC
 	if readCommitted {
 		res.Aborted = p.abortedLocked(offset, p.batches[j-1].lastOffset)
 	}
+	if p.file != nil {
+		var err error
+		res.Records, err = p.readFileRUnlock(i, j, rb)
+		return res, err
+	}
 	res.Records = p.spanRUnlock(i, j)
 	return res, nil
 }
@@ -346,7 +369,7 @@ func (p *Partition) spanRUnlock(i, j int) Records {
 	if first.chunk == last.chunk {
 		// Sliced under the lock: an append re-slices the chunk's buf (the
 		// header, not the published bytes) while holding it.
-		end := last.pos + last.size
+		end := last.pos + int64(last.size)
 		run := first.chunk.buf[first.pos:end:end]
 		p.mu.RUnlock()
 		return Records{run}
@@ -356,12 +379,12 @@ func (p *Partition) spanRUnlock(i, j int) Records {
 	for k := i + 1; k < j; k++ {
 		if b := p.batches[k]; b.chunk != start.chunk {
 			prev := p.batches[k-1]
-			end := prev.pos + prev.size
+			end := prev.pos + int64(prev.size)
 			out = append(out, start.chunk.buf[start.pos:end:end])
 			start = b
 		}
 	}
-	end := last.pos + last.size
+	end := last.pos + int64(last.size)
 	out = append(out, start.chunk.buf[start.pos:end:end])
 	p.mu.RUnlock()
 	return out
@@ -415,6 +438,12 @@ func (p *Partition) Batches(offset, endOffset int64, maxBytes int32) ([]BatchInf
 // (inclusive), back to back: what a share fetch sends for an acquired range.
 // Offsets below the log start are skipped; nil means none is stored.
 func (p *Partition) ReadRange(first, last int64) Records {
+	return p.ReadRangeInto(first, last, nil)
+}
+
+// ReadRangeInto is ReadRange copying what it reads from files into rb
+// (nil: a new buffer).
+func (p *Partition) ReadRangeInto(first, last int64, rb *ReadBuffer) Records {
 	p.mu.RLock()
 	first = max(first, p.logStart)
 	i := p.batchIndexLocked(first)
@@ -425,6 +454,13 @@ func (p *Partition) ReadRange(first, last int64) Records {
 	if first > last || i == j {
 		p.mu.RUnlock()
 		return nil
+	}
+	if p.file != nil {
+		// A read that fails lost a race with the deletion of its
+		// segment: the records are below the log start now, and a
+		// share fetch treats them as gone.
+		recs, _ := p.readFileRUnlock(i, j, rb)
+		return recs
 	}
 	return p.spanRUnlock(i, j)
 }

@@ -45,7 +45,11 @@ func (p *Partition) RecordsIn(first, last int64) ([]Record, error) {
 
 	var out []Record
 	for _, v := range views {
-		recs, err := decodeRecords(v.raw)
+		raw, err := v.bytes()
+		if err != nil {
+			return out, err
+		}
+		recs, err := decodeRecords(raw)
 		if err != nil {
 			return out, err
 		}

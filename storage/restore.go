@@ -77,6 +77,12 @@ func (p *Partition) checkRestoredLocked(stored []byte) (h BatchHeader, commit bo
 func (p *Partition) applyRestoredLocked(stored []byte, h *BatchHeader, commit bool) {
 	p.nextOffset = h.BaseOffset
 	p.publishLocked(stored, h, h.BaseOffset, h.MaxTimestamp)
+	p.redoRestoredLocked(h, commit)
+}
+
+// redoRestoredLocked redoes what appending a restored batch, just
+// indexed, did to transactions and producer state.
+func (p *Partition) redoRestoredLocked(h *BatchHeader, commit bool) {
 	switch {
 	case h.Control():
 		p.endTxnLocked(h.ProducerID, h.ProducerEpoch, commit, h.BaseOffset)

@@ -47,6 +47,11 @@ type batchView struct {
 	base, last int64
 	maxTs      int64
 	raw        []byte
+	// file and pos locate the batch when its partition's log lives in
+	// files (raw is nil then); bytes reads it.
+	file FileLog
+	pos  int64
+	size int32
 }
 
 // OffsetForTimestamp returns the first offset at or above the log start
@@ -66,7 +71,11 @@ func (p *Partition) OffsetForTimestamp(ts int64) (offset, timestamp int64, found
 	p.mu.RUnlock()
 
 	for _, b := range candidates {
-		stamps, err := recordStamps(b.raw)
+		raw, err := b.bytes()
+		if err != nil {
+			return max(b.base, logStart), b.maxTs, true
+		}
+		stamps, err := recordStamps(raw)
 		if err != nil {
 			return max(b.base, logStart), b.maxTs, true
 		}
@@ -108,7 +117,11 @@ func (p *Partition) MaxTimestamp() (offset, timestamp int64, found bool) {
 
 	timestamp = -1
 	consider := func(b batchView) {
-		stamps, err := recordStamps(b.raw)
+		raw, err := b.bytes()
+		var stamps []recordStamp
+		if err == nil {
+			stamps, err = recordStamps(raw)
+		}
 		if err != nil {
 			if b.maxTs > timestamp {
 				offset, timestamp, found = max(b.base, logStart), b.maxTs, true
@@ -136,7 +149,13 @@ func (p *Partition) MaxTimestamp() (offset, timestamp int64, found bool) {
 }
 
 func (p *Partition) viewLocked(b batchMeta) batchView {
-	return batchView{base: b.baseOffset, last: b.lastOffset, maxTs: b.maxTimestamp, raw: b.chunk.buf[b.pos : b.pos+b.size]}
+	v := batchView{base: b.baseOffset, last: b.lastOffset, maxTs: b.maxTimestamp}
+	if b.chunk == nil {
+		v.file, v.pos, v.size = p.file, b.pos, b.size
+		return v
+	}
+	v.raw = b.chunk.buf[b.pos : b.pos+int64(b.size)]
+	return v
 }
 
 // recordStamps returns the offset and timestamp of every record in a stored

@@ -74,17 +74,24 @@ func (p *Partition) AppendMarker(m MarkerOptions) int64 {
 	raw := buildMarker(m)
 	h := readBatchHeader(raw)
 	p.mu.Lock()
-	stored := p.reserveLocked(len(raw))
-	copy(stored, raw)
 	base := p.nextOffset
-	binary.BigEndian.PutUint64(stored[offBaseOffset:], uint64(base))
-	binary.BigEndian.PutUint32(stored[offLeaderEpoch:], uint32(p.leaderEpoch))
-	// A marker cannot be refused: its transaction has ended at the
-	// coordinator. If the sink fails, the marker still takes effect here;
-	// the sink refuses everything after its first failure, so the files
-	// keep a consistent prefix of the log (docs/durability.md).
-	_ = p.sinkLocked(stored, base, 1)
-	p.publishLocked(stored, &h, base, m.NowMs)
+	if p.file != nil {
+		binary.BigEndian.PutUint64(raw[offBaseOffset:], uint64(base))
+		binary.BigEndian.PutUint32(raw[offLeaderEpoch:], uint32(p.leaderEpoch))
+		p.storeMarkerLocked(raw, &h, base, m.NowMs)
+	} else {
+		stored := p.reserveLocked(len(raw))
+		copy(stored, raw)
+		binary.BigEndian.PutUint64(stored[offBaseOffset:], uint64(base))
+		binary.BigEndian.PutUint32(stored[offLeaderEpoch:], uint32(p.leaderEpoch))
+		// A marker cannot be refused: its transaction has ended at the
+		// coordinator. If the sink fails, the marker still takes effect
+		// here; the sink refuses everything after its first failure, so
+		// the files keep a consistent prefix of the log
+		// (docs/durability.md).
+		_ = p.sinkLocked(stored, base, 1)
+		p.publishLocked(stored, &h, base, m.NowMs)
+	}
 	p.endTxnLocked(m.ProducerID, m.ProducerEpoch, m.Commit, base)
 	waiters := p.takeWaitersLocked(true)
 	p.mu.Unlock()

@@ -60,6 +60,7 @@ type Fetch struct {
 	resolved  []resolvedPartition
 	wake      chan<- struct{}
 	unwatchFn func()
+	readBuf   *storage.ReadBuffer // nil: each read makes its own buffer
 }
 
 // resolvedPartition is a session partition as one attempt found it; t and
@@ -105,6 +106,11 @@ func (f *Fetch) Acknowledge(tp TopicPartition, version int16, isRenewAck bool, b
 	a.AckErr = f.s.Acknowledge(f.key, tp, version, isRenewAck, batches, now)
 	f.acked = append(f.acked, tp)
 }
+
+// ReadInto makes the fetch copy record bytes it reads from files into rb
+// (storage.ReadBuffer), which must stay untouched until its answer is
+// written.
+func (f *Fetch) ReadInto(rb *storage.ReadBuffer) { f.readBuf = rb }
 
 // Refuse answers tp with err without acquiring: the broker's own reasons
 // (another node leads tp). Plan must not be given tp. Acknowledgements tp
@@ -228,7 +234,7 @@ func (f *Fetch) acquireOnce() (acquired, failed bool) {
 			continue
 		}
 		a.Ranges = append(a.Ranges, got...)
-		a.Records = r.log.ReadRange(a.Ranges[0].FirstOffset, a.Ranges[len(a.Ranges)-1].LastOffset)
+		a.Records = r.log.ReadRangeInto(a.Ranges[0].FirstOffset, a.Ranges[len(a.Ranges)-1].LastOffset, f.readBuf)
 		for _, rg := range got {
 			remaining -= rg.LastOffset - rg.FirstOffset + 1
 		}
