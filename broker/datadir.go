@@ -97,6 +97,7 @@ func (b *Broker) recoverData() error {
 		return err
 	}
 	b.restoreSCRAM(d)
+	b.restoreACLs(d)
 	// Producer IDs first: a restored transaction may need a new one.
 	b.durable.reservedTo = max(d.ReservedProducerIDs(), b.maxProducerIDSeen()+1)
 	b.producerIDs.Store(b.durable.reservedTo)

@@ -83,6 +83,8 @@ type Dir struct {
 	// scram is the SCRAM credentials recovered (scram.go), nil values
 	// deletions.
 	scram map[SCRAMKey]*SCRAMCredential
+	// acls is the ACLs recovered (acl.go), in creation order.
+	acls []ACL
 	// txns is the transaction coordinator state recovered (txn.go).
 	txns map[string]TxnState
 	// pending is the pending transactional offset commits recovered.

@@ -40,6 +40,9 @@ const (
 	opTxn            = "txn"
 	opTxnDelete      = "txn-delete"
 	opPendingOffsets = "txn-offsets"
+
+	opACL       = "acl"
+	opACLDelete = "acl-delete"
 )
 
 // metaHeaderBytes is the length and CRC before each payload.
@@ -78,6 +81,8 @@ type metaRecord struct {
 
 	Txn        *TxnState `json:"txn,omitempty"`
 	ProducerID int64     `json:"producer_id,omitempty"`
+
+	ACLs []ACL `json:"acls,omitempty"`
 }
 
 // GroupOffset is one committed offset of a group.

@@ -94,6 +94,7 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	d.groupOffsets = st.groupOffsets
 	d.shares = st.shares
 	d.scram = st.scram
+	d.acls = st.acls
 	d.txns = st.txns
 	d.pending = st.pending
 	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta}
@@ -110,6 +111,7 @@ type metaState struct {
 	groupOffsets map[string]*GroupOffsets
 	shares       map[ShareKey]*ShareState
 	scram        map[SCRAMKey]*SCRAMCredential
+	acls         []ACL
 	txns         map[string]TxnState
 	pending      map[pendingKey]*PendingOffsets
 }
@@ -143,6 +145,9 @@ func replay(recs []metaRecord) (*metaState, error) {
 			continue
 		case opSCRAM, opSCRAMDelete:
 			replaySCRAM(st.scram, r)
+			continue
+		case opACL, opACLDelete:
+			st.acls = replayACLs(st.acls, r)
 			continue
 		case opTxn, opTxnDelete:
 			replayTxn(st.txns, r)
@@ -225,6 +230,7 @@ func snapshot(st *metaState) []byte {
 		b = appendMetaRecord(b, metaRecord{Op: opOffsets, Group: id, Kind: g.Kind, Offsets: g.Offsets})
 	}
 	b = appendSCRAM(b, st.scram)
+	b = appendACLs(b, st.acls)
 	b = appendTxns(b, st.txns)
 	b = appendPending(b, st.pending)
 	return appendShareSnapshots(b, st.shares)
