@@ -67,9 +67,16 @@ func (b *Broker) recoverData() error {
 	start := time.Now()
 	never := func(name string) bool { return b.cfg.props.int64(name) == int64Max }
 	d, err := durable.Open(b.cfg.DataDir, durable.Options{
-		Policy:   b.filePolicy,
-		SyncMeta: !never("log.flush.interval.messages") || !never("log.flush.interval.ms"),
-		Now:      b.clock.Now,
+		Policy:       b.filePolicy,
+		SyncMeta:     !never("log.flush.interval.messages") || !never("log.flush.interval.ms"),
+		Now:          b.clock.Now,
+		CompactEvery: max(1, int(b.cfg.props.int32("share.coordinator.snapshot.update.records.per.snapshot"))),
+		OnCompacted: func(before, after int) {
+			b.log.Debug("metadata log compacted", "records_before", before, "records_after", after)
+		},
+		OnCompactError: func(err error) {
+			b.log.Warn("metadata log not compacted; the old one stays in use", "err", err)
+		},
 	})
 	if err != nil {
 		return err

@@ -59,6 +59,16 @@ type Options struct {
 	SyncMeta bool
 	// Now is the time flush.ms is measured on; nil means time.Now.
 	Now func() time.Time
+	// CompactEvery is how many records appended to the metadata log, at
+	// least, start its compaction in the background (compact.go); 0 means
+	// DefaultCompactEvery, a negative number only at start.
+	CompactEvery int
+	// OnCompactError hears a background compaction that failed; the old
+	// metadata log stays in use. Nil ignores it.
+	OnCompactError func(error)
+	// OnCompacted hears a background compaction done, with the records
+	// the metadata log held before and after it. Nil ignores it.
+	OnCompacted func(before, after int)
 }
 
 // Dir is an open, locked data directory. After Recover it is the store's
@@ -89,6 +99,13 @@ type Dir struct {
 	txns map[string]TxnState
 	// pending is the pending transactional offset commits recovered.
 	pending map[pendingKey]*PendingOffsets
+
+	// The background compaction of meta.log (compact.go).
+	compactKick     chan struct{}
+	compactStop     chan struct{}
+	compactDone     chan struct{}
+	stopOnce        sync.Once
+	testCompactHook func(stage string) // tests: called between steps
 }
 
 // topicFiles is what the Dir knows of one live topic.
@@ -163,6 +180,7 @@ func (d *Dir) checkFormat() error {
 
 // Close closes the files and releases the lock. Sinks refuse writes after it.
 func (d *Dir) Close() error {
+	d.stopCompactor()
 	d.mu.Lock()
 	var sinks []*sink
 	for _, t := range d.topics {

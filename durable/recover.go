@@ -80,7 +80,8 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	if err := d.removeUnknown(topics, &rep); err != nil {
 		return rep, err
 	}
-	if err := writeFileAtomic(metaName, snapshot(st)); err != nil {
+	snap := snapshot(st)
+	if err := writeFileAtomic(metaName, snap); err != nil {
 		return rep, fmt.Errorf("compacting %s: %w", metaName, err)
 	}
 	f, err := os.OpenFile(metaName, os.O_WRONLY|os.O_APPEND, 0)
@@ -97,7 +98,9 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	d.acls = st.acls
 	d.txns = st.txns
 	d.pending = st.pending
-	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta}
+	d.startCompactor()
+	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta, base: countMetaRecords(snap),
+		every: d.opts.compactEvery(), kick: d.compactKick}
 	d.mu.Unlock()
 	store.SetJournal(d)
 	return rep, nil
