@@ -72,7 +72,7 @@ func (b *Broker) recoverData() error {
 		Now:          b.clock.Now,
 		CompactEvery: max(1, int(b.cfg.props.int32("share.coordinator.snapshot.update.records.per.snapshot"))),
 		OnCompacted: func(before, after int) {
-			b.log.Debug("metadata log compacted", "records_before", before, "records_after", after)
+			b.log.Debug("metadata log compacted", "bytes_before", before, "bytes_after", after)
 		},
 		OnCompactError: func(err error) {
 			b.log.Warn("metadata log not compacted; the old one stays in use", "err", err)

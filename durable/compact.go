@@ -92,8 +92,8 @@ func (d *Dir) stopCompactor() {
 }
 
 // compactMeta rewrites meta.log as a snapshot of its records (steps 1-3
-// above) and returns how many records it held before and after (0, 0 when
-// the Dir was closed first). On error the old file stays in use,
+// above) and returns its size in bytes before and after (0, 0 when the
+// Dir was closed first). On error the old file stays in use,
 // unchanged.
 func (d *Dir) compactMeta() (before, after int, err error) {
 	name := filepath.Join(d.path, metaFile)
@@ -113,22 +113,34 @@ func (d *Dir) compactMeta() (before, after int, err error) {
 	d.meta.since = 0 // what is appended from now on counts toward the next one
 	d.mu.Unlock()
 
-	// 2.
-	prefix, err := readRange(name, 0, cut)
-	if err != nil {
+	// 2. Only the records after the last run's are read: its state is
+	// kept, and the file it wrote begins with that state's snapshot.
+	if d.compactState == nil {
+		d.compactState, d.compactFrom = newMetaState(), 0
+	}
+	from := d.compactFrom
+	fail := func(err error) (int, int, error) {
+		d.compactState = nil // read it all again next time
 		return 0, 0, fmt.Errorf("compacting %s: %w", name, err)
+	}
+	prefix, err := readRange(name, from, cut)
+	if err != nil {
+		return fail(err)
 	}
 	recs, valid, err := readMetaLog(prefix)
 	if err != nil {
-		return 0, 0, fmt.Errorf("compacting %s: %w", name, err)
+		return fail(err)
 	}
 	if valid != len(prefix) {
-		return 0, 0, fmt.Errorf("compacting %s: %w: a record cut short at byte %d, before later ones", name, ErrCorrupt, valid)
+		return fail(fmt.Errorf("%w: a record cut short at byte %d, before later ones", ErrCorrupt, from+int64(valid)))
 	}
-	st, err := replay(recs)
+	st, err := replayOnto(d.compactState, recs)
 	if err != nil {
-		return 0, 0, fmt.Errorf("compacting %s: %w", name, err)
+		return fail(err)
 	}
+	// From here on the state holds the records before cut: a run that
+	// fails without renaming goes on from cut in the same file.
+	d.compactFrom = cut
 	snap := snapshot(st)
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -175,9 +187,10 @@ func (d *Dir) compactMeta() (before, after int, err error) {
 	d.meta.f = f
 	d.meta.base = countMetaRecords(snap)
 	d.meta.since = countMetaRecords(tail)
+	d.compactFrom = int64(len(snap))
 	old.Close()
 	d.compactHook("renamed")
-	before, after = len(recs)+d.meta.since, d.meta.base+d.meta.since
+	before, after = int(info.Size()), len(snap)+len(tail)
 	if err := syncDir(d.path); err != nil {
 		return before, after, fmt.Errorf("compacting %s: %w", name, err)
 	}

@@ -66,8 +66,8 @@ type Options struct {
 	// OnCompactError hears a background compaction that failed; the old
 	// metadata log stays in use. Nil ignores it.
 	OnCompactError func(error)
-	// OnCompacted hears a background compaction done, with the records
-	// the metadata log held before and after it. Nil ignores it.
+	// OnCompacted hears a background compaction done, with the metadata
+	// log's size in bytes before and after it. Nil ignores it.
 	OnCompacted func(before, after int)
 }
 
@@ -101,10 +101,15 @@ type Dir struct {
 	pending map[pendingKey]*PendingOffsets
 
 	// The background compaction of meta.log (compact.go).
-	compactKick     chan struct{}
-	compactStop     chan struct{}
-	compactDone     chan struct{}
-	stopOnce        sync.Once
+	compactKick chan struct{}
+	compactStop chan struct{}
+	compactDone chan struct{}
+	stopOnce    sync.Once
+	// compactState is the state of meta.log's records before byte
+	// compactFrom, kept from one compaction to the next; only the
+	// compactor touches them.
+	compactState    *metaState
+	compactFrom     int64
 	testCompactHook func(stage string) // tests: called between steps
 }
 

@@ -121,10 +121,19 @@ type metaState struct {
 
 // replay applies the metadata log's records in order.
 func replay(recs []metaRecord) (*metaState, error) {
-	st := &metaState{topics: make(map[storage.TopicID]*topicFiles),
+	return replayOnto(newMetaState(), recs)
+}
+
+func newMetaState() *metaState {
+	return &metaState{topics: make(map[storage.TopicID]*topicFiles),
 		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets),
 		shares: make(map[ShareKey]*ShareState), scram: make(map[SCRAMKey]*SCRAMCredential),
 		txns: make(map[string]TxnState), pending: make(map[pendingKey]*PendingOffsets)}
+}
+
+// replayOnto applies recs, in order, to st, the state of the records
+// before them (background compaction carries it from one run to the next).
+func replayOnto(st *metaState, recs []metaRecord) (*metaState, error) {
 	topics := st.topics
 	for i, r := range recs {
 		bad := func(why string) error {
