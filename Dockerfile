@@ -15,10 +15,15 @@
 #
 #   docker run -v sharebroker-data:/data -e SHAREBROKER_DATA_DIR=/data ...
 #
-# Without it everything is kept in memory. The image declares no VOLUME, so
+# The image holds an empty /data owned by 65532, so a new named volume
+# mounted there starts with that owner (Docker copies it in); a directory
+# bind-mounted there must be writable by 65532 itself. Without the
+# variable everything is kept in memory. The image declares no VOLUME, so
 # an in-memory broker creates no anonymous volume.
 FROM scratch
 COPY bin/sharebroker /sharebroker
+# bin/image-data is an empty directory `make image-context` makes.
+COPY --chown=65532:65532 bin/image-data /data
 USER 65532:65532
 # All interfaces inside the container. Clients outside it must be told an
 # address they can reach: set SHAREBROKER_ADVERTISE (--advertise) to the

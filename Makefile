@@ -5,7 +5,7 @@ FUZZTIME ?= 10s
 
 IMAGE    ?= sharebroker:dev
 
-.PHONY: build run test lint fuzz bench docker container-test clean
+.PHONY: build run test lint fuzz bench docker image-context container-test clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sharebroker
@@ -39,8 +39,13 @@ bench:
 	GO=$(GO) ROUNDS=1 sh bench/ratio.sh ./...
 
 # The container image (Dockerfile): scratch plus the static binary.
-docker: build
+docker: image-context
 	docker build -t $(IMAGE) .
+
+# What the Dockerfile copies: the binary and an empty directory that
+# becomes /data, owned by the image's user.
+image-context: build
+	mkdir -p bin/image-data
 
 # Build the image, run it, produce and share-consume through it
 # (.ci/container-test.sh; starts a Docker daemon of its own if none runs).

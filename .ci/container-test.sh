@@ -62,7 +62,7 @@ if ! timeout 20 docker info >/dev/null 2>&1; then
 fi
 say "docker $(docker version --format '{{.Server.Version}}' 2>/dev/null || echo '?') answers"
 
-make build
+make image-context
 say "building $IMAGE"
 timeout 300 docker build -q -t "$IMAGE" . >/dev/null
 SHAREBROKER_CONTAINER_IMAGE="$IMAGE" go test -count=1 -timeout 5m -v -run '^TestContainer' ./internal/containertest

@@ -57,6 +57,8 @@ type Authorizer struct {
 	// byType holds the same bindings by resource type: a decision scans
 	// only its type's section, as StandardAuthorizerData's sorted set does.
 	byType [NumResourceTypes][]Binding
+	// journal, when set, hears every change (SetJournal).
+	journal func(created, deleted []Binding)
 }
 
 // New returns an authorizer without ACLs.
@@ -93,6 +95,7 @@ func Validate(b Binding) error {
 // copy, as Kafka's controller does.
 func (a *Authorizer) Create(bindings []Binding) []error {
 	errs := make([]error, len(bindings))
+	var created []Binding
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	for i, b := range bindings {
@@ -102,10 +105,41 @@ func (a *Authorizer) Create(bindings []Binding) []error {
 		if slices.Contains(a.acls, b) {
 			continue
 		}
-		a.acls = append(a.acls, b)
-		a.byType[b.ResourceType] = append(a.byType[b.ResourceType], b)
+		a.add(b)
+		created = append(created, b)
+	}
+	if a.journal != nil && len(created) > 0 {
+		a.journal(created, nil)
 	}
 	return errs
+}
+
+func (a *Authorizer) add(b Binding) {
+	a.acls = append(a.acls, b)
+	a.byType[b.ResourceType] = append(a.byType[b.ResourceType], b)
+}
+
+// Restore adds bindings kept from before a restart, in their creation
+// order, without telling the journal: it is where they came from. Invalid
+// ones and ones held already are skipped.
+func (a *Authorizer) Restore(bindings []Binding) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, b := range bindings {
+		if Validate(b) == nil && !slices.Contains(a.acls, b) {
+			a.add(b)
+		}
+	}
+}
+
+// SetJournal has fn called after every change Create or Delete makes, with
+// the bindings created or deleted, before they return and with the
+// authorizer's lock held: fn sees the changes in the order they were made
+// and must not call back into the authorizer.
+func (a *Authorizer) SetJournal(fn func(created, deleted []Binding)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.journal = fn
 }
 
 // Describe returns the bindings f selects, in creation order.
@@ -141,10 +175,19 @@ func (a *Authorizer) Delete(filters []Filter) [][]Binding {
 	if len(gone) == 0 {
 		return out
 	}
+	var deleted []Binding
+	for _, b := range a.acls {
+		if gone[b] {
+			deleted = append(deleted, b)
+		}
+	}
 	keep := func(b Binding) bool { return gone[b] }
 	a.acls = slices.DeleteFunc(a.acls, keep)
 	for t := range a.byType {
 		a.byType[t] = slices.DeleteFunc(a.byType[t], keep)
+	}
+	if a.journal != nil {
+		a.journal(nil, deleted)
 	}
 	return out
 }

@@ -290,3 +290,33 @@ func TestOperationsBits(t *testing.T) {
 		t.Fatalf("bits %b", got)
 	}
 }
+
+// The journal hears exactly the changes made, in order; Restore adds
+// without telling it and keeps the order given.
+func TestJournalAndRestore(t *testing.T) {
+	a := acl.New(acl.Config{})
+	read := allow(acl.ResourceTopic, "orders", acl.PatternLiteral, alice, acl.OpRead)
+	write := allow(acl.ResourceTopic, "orders", acl.PatternLiteral, alice, acl.OpWrite)
+	kept := deny(acl.ResourceGroup, "g", acl.PatternPrefixed, bob, acl.OpRead)
+	a.Restore([]acl.Binding{kept, kept, {ResourceType: acl.ResourceTopic}})
+	var heard []string
+	a.SetJournal(func(created, deleted []acl.Binding) {
+		for _, b := range created {
+			heard = append(heard, "+"+b.Operation.String())
+		}
+		for _, b := range deleted {
+			heard = append(heard, "-"+b.Operation.String())
+		}
+	})
+	mustCreate(t, a, read, read, write)
+	mustCreate(t, a, read) // held already: no change
+	name := "orders"
+	a.Delete([]acl.Filter{{ResourceType: acl.ResourceAny, ResourceName: &name, PatternType: acl.PatternAny,
+		Operation: acl.OpRead, Permission: acl.PermissionAny}})
+	if want := []string{"+READ", "+WRITE", "-READ"}; !slices.Equal(heard, want) {
+		t.Fatalf("journal heard %v, want %v", heard, want)
+	}
+	if got, want := a.List(), []acl.Binding{kept, write}; !slices.Equal(got, want) {
+		t.Fatalf("ACLs %v, want %v", got, want)
+	}
+}

@@ -67,9 +67,16 @@ func (b *Broker) recoverData() error {
 	start := time.Now()
 	never := func(name string) bool { return b.cfg.props.int64(name) == int64Max }
 	d, err := durable.Open(b.cfg.DataDir, durable.Options{
-		Policy:   b.filePolicy,
-		SyncMeta: !never("log.flush.interval.messages") || !never("log.flush.interval.ms"),
-		Now:      b.clock.Now,
+		Policy:       b.filePolicy,
+		SyncMeta:     !never("log.flush.interval.messages") || !never("log.flush.interval.ms"),
+		Now:          b.clock.Now,
+		CompactEvery: max(1, int(b.cfg.props.int32("share.coordinator.snapshot.update.records.per.snapshot"))),
+		OnCompacted: func(before, after int) {
+			b.log.Debug("metadata log compacted", "bytes_before", before, "bytes_after", after)
+		},
+		OnCompactError: func(err error) {
+			b.log.Warn("metadata log not compacted; the old one stays in use", "err", err)
+		},
 	})
 	if err != nil {
 		return err
@@ -97,6 +104,7 @@ func (b *Broker) recoverData() error {
 		return err
 	}
 	b.restoreSCRAM(d)
+	b.restoreACLs(d)
 	// Producer IDs first: a restored transaction may need a new one.
 	b.durable.reservedTo = max(d.ReservedProducerIDs(), b.maxProducerIDSeen()+1)
 	b.producerIDs.Store(b.durable.reservedTo)

@@ -162,6 +162,8 @@ var properties = []property{
 		doc: "Default of flush.messages. With a data directory, a partition's segment is fsynced once this many records were appended since its last fsync (docs/durability.md: flush-as-kafka); the default never fsyncs, as Kafka's."},
 	{name: "log.flush.interval.ms", def: "9223372036854775807", kind: kindLong, scope: scopeBroker, min: 0, max: int64Max,
 		doc: "Default of flush.ms. With a data directory, an append fsyncs its segment when this long has passed since the last fsync; the default never fsyncs, as Kafka's."},
+	{name: "share.coordinator.snapshot.update.records.per.snapshot", def: "500", kind: kindInt, scope: scopeBroker, min: 0, max: 500,
+		doc: "With a data directory, the metadata log is rewritten as a snapshot in the background once this many records (and at least as many as its last snapshot holds) were appended to it; Kafka's share coordinator writes a share partition's snapshot after this many updates (docs/durability.md: meta-compaction). 0 is as 1."},
 	{name: "log.dirs", def: "", kind: kindString, scope: scopeBroker,
 		doc: "The data directory (as --data-dir and SHAREBROKER_DATA_DIR): topics, records and log start offsets survive restarts and SIGKILL (docs/durability.md). One directory; a list of more is an error. Empty keeps everything in memory."},
 	{name: "log.segment.delete.delay.ms", def: "60000", kind: kindLong, scope: scopeBroker, min: 0, max: int64Max,

@@ -59,6 +59,16 @@ type Options struct {
 	SyncMeta bool
 	// Now is the time flush.ms is measured on; nil means time.Now.
 	Now func() time.Time
+	// CompactEvery is how many records appended to the metadata log, at
+	// least, start its compaction in the background (compact.go); 0 means
+	// DefaultCompactEvery, a negative number only at start.
+	CompactEvery int
+	// OnCompactError hears a background compaction that failed; the old
+	// metadata log stays in use. Nil ignores it.
+	OnCompactError func(error)
+	// OnCompacted hears a background compaction done, with the metadata
+	// log's size in bytes before and after it. Nil ignores it.
+	OnCompacted func(before, after int)
 }
 
 // Dir is an open, locked data directory. After Recover it is the store's
@@ -83,10 +93,24 @@ type Dir struct {
 	// scram is the SCRAM credentials recovered (scram.go), nil values
 	// deletions.
 	scram map[SCRAMKey]*SCRAMCredential
+	// acls is the ACLs recovered (acl.go), in creation order.
+	acls []ACL
 	// txns is the transaction coordinator state recovered (txn.go).
 	txns map[string]TxnState
 	// pending is the pending transactional offset commits recovered.
 	pending map[pendingKey]*PendingOffsets
+
+	// The background compaction of meta.log (compact.go).
+	compactKick chan struct{}
+	compactStop chan struct{}
+	compactDone chan struct{}
+	stopOnce    sync.Once
+	// compactState is the state of meta.log's records before byte
+	// compactFrom, kept from one compaction to the next; only the
+	// compactor touches them.
+	compactState    *metaState
+	compactFrom     int64
+	testCompactHook func(stage string) // tests: called between steps
 }
 
 // topicFiles is what the Dir knows of one live topic.
@@ -161,6 +185,7 @@ func (d *Dir) checkFormat() error {
 
 // Close closes the files and releases the lock. Sinks refuse writes after it.
 func (d *Dir) Close() error {
+	d.stopCompactor()
 	d.mu.Lock()
 	var sinks []*sink
 	for _, t := range d.topics {

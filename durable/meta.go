@@ -40,6 +40,9 @@ const (
 	opTxn            = "txn"
 	opTxnDelete      = "txn-delete"
 	opPendingOffsets = "txn-offsets"
+
+	opACL       = "acl"
+	opACLDelete = "acl-delete"
 )
 
 // metaHeaderBytes is the length and CRC before each payload.
@@ -78,6 +81,8 @@ type metaRecord struct {
 
 	Txn        *TxnState `json:"txn,omitempty"`
 	ProducerID int64     `json:"producer_id,omitempty"`
+
+	ACLs []ACL `json:"acls,omitempty"`
 }
 
 // GroupOffset is one committed offset of a group.
@@ -176,6 +181,12 @@ type metaLog struct {
 	f    *os.File
 	sync bool
 	buf  []byte
+	// Background compaction (compact.go): base is how many records the
+	// file's snapshot holds, since how many were appended after it; every
+	// is Options.CompactEvery resolved (negative: never); kick asks the
+	// compactor to run.
+	base, since, every int
+	kick               chan struct{}
 }
 
 func (m *metaLog) append(r metaRecord) error {
@@ -189,6 +200,13 @@ func (m *metaLog) append(r metaRecord) error {
 	if m.sync {
 		if err := m.f.Sync(); err != nil {
 			return fmt.Errorf("%s: %w", m.f.Name(), err)
+		}
+	}
+	m.since++
+	if m.kick != nil && m.due() {
+		select {
+		case m.kick <- struct{}{}:
+		default: // one is asked for already
 		}
 	}
 	return nil

@@ -80,7 +80,8 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	if err := d.removeUnknown(topics, &rep); err != nil {
 		return rep, err
 	}
-	if err := writeFileAtomic(metaName, snapshot(st)); err != nil {
+	snap := snapshot(st)
+	if err := writeFileAtomic(metaName, snap); err != nil {
 		return rep, fmt.Errorf("compacting %s: %w", metaName, err)
 	}
 	f, err := os.OpenFile(metaName, os.O_WRONLY|os.O_APPEND, 0)
@@ -94,9 +95,12 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	d.groupOffsets = st.groupOffsets
 	d.shares = st.shares
 	d.scram = st.scram
+	d.acls = st.acls
 	d.txns = st.txns
 	d.pending = st.pending
-	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta}
+	d.startCompactor()
+	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta, base: countMetaRecords(snap),
+		every: d.opts.compactEvery(), kick: d.compactKick}
 	d.mu.Unlock()
 	store.SetJournal(d)
 	return rep, nil
@@ -110,16 +114,26 @@ type metaState struct {
 	groupOffsets map[string]*GroupOffsets
 	shares       map[ShareKey]*ShareState
 	scram        map[SCRAMKey]*SCRAMCredential
+	acls         []ACL
 	txns         map[string]TxnState
 	pending      map[pendingKey]*PendingOffsets
 }
 
 // replay applies the metadata log's records in order.
 func replay(recs []metaRecord) (*metaState, error) {
-	st := &metaState{topics: make(map[storage.TopicID]*topicFiles),
+	return replayOnto(newMetaState(), recs)
+}
+
+func newMetaState() *metaState {
+	return &metaState{topics: make(map[storage.TopicID]*topicFiles),
 		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets),
 		shares: make(map[ShareKey]*ShareState), scram: make(map[SCRAMKey]*SCRAMCredential),
 		txns: make(map[string]TxnState), pending: make(map[pendingKey]*PendingOffsets)}
+}
+
+// replayOnto applies recs, in order, to st, the state of the records
+// before them (background compaction carries it from one run to the next).
+func replayOnto(st *metaState, recs []metaRecord) (*metaState, error) {
 	topics := st.topics
 	for i, r := range recs {
 		bad := func(why string) error {
@@ -143,6 +157,9 @@ func replay(recs []metaRecord) (*metaState, error) {
 			continue
 		case opSCRAM, opSCRAMDelete:
 			replaySCRAM(st.scram, r)
+			continue
+		case opACL, opACLDelete:
+			st.acls = replayACLs(st.acls, r)
 			continue
 		case opTxn, opTxnDelete:
 			replayTxn(st.txns, r)
@@ -225,6 +242,7 @@ func snapshot(st *metaState) []byte {
 		b = appendMetaRecord(b, metaRecord{Op: opOffsets, Group: id, Kind: g.Kind, Offsets: g.Offsets})
 	}
 	b = appendSCRAM(b, st.scram)
+	b = appendACLs(b, st.acls)
 	b = appendTxns(b, st.txns)
 	b = appendPending(b, st.pending)
 	return appendShareSnapshots(b, st.shares)

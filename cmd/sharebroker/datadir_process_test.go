@@ -419,8 +419,13 @@ func TestDataDirCrashSoak(t *testing.T) {
 	var closing sync.WaitGroup
 	share := newShareSoak()
 	next := 0
+	compacted := false
 	for round := range soakKills {
-		p := startDataDir(t, dir)
+		// The metadata log is compacted in the background as often as it
+		// can be (each time it has doubled), so kills land in the middle
+		// of compactions too (meta-compaction).
+		p := startDataDir(t, dir, "--log-level", "debug",
+			"--config", "share.coordinator.snapshot.update.records.per.snapshot=0")
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		if round > 0 {
 			checkSoak(t, ctx, p.addr, acked, committed)
@@ -486,6 +491,7 @@ func TestDataDirCrashSoak(t *testing.T) {
 			t.Fatalf("round %d: %d records not acknowledged in time", round, target)
 		}
 		p.kill(t) // mid-work: producing, committing and accepting go on until it
+		compacted = compacted || strings.Contains(p.logged(), "msg=\"metadata log compacted\"")
 		stopProducing()
 		<-done
 		<-consumed
@@ -507,6 +513,9 @@ func TestDataDirCrashSoak(t *testing.T) {
 		share.check(t)
 	}
 	closing.Wait()
+	if !compacted {
+		t.Error("no round compacted the metadata log in the background")
+	}
 	p := startDataDir(t, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

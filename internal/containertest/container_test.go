@@ -82,32 +82,11 @@ func TestContainer(t *testing.T) {
 	if user, err := docker(ctx, "image", "inspect", "-f", "{{.Config.User}}", image); err != nil || user != "65532:65532" {
 		t.Fatalf("image user %q (%v), want 65532:65532", user, err)
 	}
-	id, err := docker(ctx, "run", "-d", "--name", name, "--network", "host",
-		"--health-interval", "1s", "--health-start-period", "1s",
+	state := runHealthy(t, ctx, name,
 		"-e", "SHAREBROKER_LISTEN="+kafkaAddr,
 		"-e", "SHAREBROKER_HTTP="+httpAddr,
 		"-e", "SHAREBROKER_CONFIG_NUM_PARTITIONS=1",
 		image)
-	if err != nil {
-		t.Fatalf("docker run: %v: %s", err, id)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			logs, _ := docker(context.Background(), "logs", name)
-			t.Logf("container logs:\n%s", logs)
-		}
-		docker(context.Background(), "rm", "-f", name)
-	})
-
-	healthCtx, healthCancel := context.WithTimeout(ctx, 60*time.Second)
-	defer healthCancel()
-	state, ok := waitFor(healthCtx, 250*time.Millisecond, func() (bool, string) {
-		s, err := docker(ctx, "inspect", "-f", "{{.State.Status}} {{.State.Health.Status}}", name)
-		return err == nil && s == "running healthy", s
-	})
-	if !ok {
-		t.Fatalf("container not healthy within 60 s: %q", state)
-	}
 	t.Logf("container %s is %s; Kafka on %s, HTTP on %s", name, state, kafkaAddr, httpAddr)
 
 	// Produce, then share-consume everything and accept it.
@@ -158,6 +137,39 @@ func TestContainer(t *testing.T) {
 	if code, err := docker(ctx, "inspect", "-f", "{{.State.ExitCode}}", name); err != nil || code != "0" {
 		t.Fatalf("exit code %q (%v), want 0", code, err)
 	}
+}
+
+// runHealthy starts a container called name on the host's network with
+// the docker run arguments args (options, then the image), removes it when
+// the test ends (logging its output if the test failed) and waits until
+// its health check passes. It returns the container's state.
+func runHealthy(t *testing.T, ctx context.Context, name string, args ...string) string {
+	t.Helper()
+	out, err := docker(ctx, append([]string{"run", "-d", "--name", name, "--network", "host",
+		"--health-interval", "1s", "--health-start-period", "1s"}, args...)...)
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := docker(context.Background(), "logs", name)
+			t.Logf("container %s logs:\n%s", name, logs)
+		}
+		docker(context.Background(), "rm", "-f", name)
+	})
+	if err != nil {
+		t.Fatalf("docker run: %v: %s", err, out)
+	}
+	healthCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	state, ok := waitFor(healthCtx, 250*time.Millisecond, func() (bool, string) {
+		s, err := docker(ctx, "inspect", "-f", "{{.State.Status}} {{.State.Health.Status}}", name)
+		if err == nil && strings.HasPrefix(s, "exited") {
+			cancel() // it will not become healthy
+		}
+		return err == nil && s == "running healthy", s
+	})
+	if !ok {
+		t.Fatalf("container %s not healthy within 60 s: %q", name, state)
+	}
+	return state
 }
 
 func setGroupConfig(t *testing.T, ctx context.Context, cl *kgo.Client, name, value string) {
