@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -205,4 +207,24 @@ func committed(t *testing.T, adm *kadm.Client, group, topic string) map[int32]in
 		out[p] = o.At
 	}
 	return out
+}
+
+// servedCAFile fetches the CA the broker generated (GET /v1/tls/ca.pem on
+// its HTTP address) and writes it to a file for a client's CA location.
+func servedCAFile(t *testing.T, httpAddr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + httpAddr + "/v1/tls/ca.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pem, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /v1/tls/ca.pem: %d %v", resp.StatusCode, err)
+	}
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return ca
 }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -264,19 +262,7 @@ func TestKcatSASLSSL(t *testing.T) {
 		sharebrokertest.WithProperty("listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0"),
 		sharebrokertest.WithSASLUser("alice", "alice-secret"),
 		sharebrokertest.WithHTTP())
-	resp, err := http.Get("http://" + b.HTTPAddr + "/v1/tls/ca.pem")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pem, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /v1/tls/ca.pem: %d %v", resp.StatusCode, err)
-	}
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, pem, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ca := servedCAFile(t, b.HTTPAddr)
 	addr := b.Broker().ListenerAddr("SASL_SSL").String()
 	const topic = "kcat-sasl-ssl"
 	createTopic(t, admin(t, b.Addr), topic, 1)

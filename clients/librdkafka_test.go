@@ -10,11 +10,8 @@ package clients
 import (
 	"context"
 	"fmt"
-	"io"
 	"maps"
-	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -908,19 +905,7 @@ func TestLibrdkafkaSASLSSLSCRAM(t *testing.T) {
 		sharebrokertest.WithProperty("listeners", "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0"),
 		sharebrokertest.WithSASLUser("alice", "alice-secret"),
 		sharebrokertest.WithHTTP())
-	resp, err := http.Get("http://" + e.b.HTTPAddr + "/v1/tls/ca.pem")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pem, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET /v1/tls/ca.pem: %d %v", resp.StatusCode, err)
-	}
-	ca := filepath.Join(t.TempDir(), "ca.pem")
-	if err := os.WriteFile(ca, pem, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	ca := servedCAFile(t, e.b.HTTPAddr)
 	const topic = "rd-sasl-ssl"
 	e.createTopic(topic, 1)
 	secure := func(pass string) kafka.ConfigMap {
