@@ -88,6 +88,20 @@ func BenchmarkShareConsumeNodes(b *testing.B) {
 	}
 }
 
+// BenchmarkShareConsumeDefaults is BenchmarkShareConsume with two
+// consumers at both brokers' default in-flight limit (2000 record locks):
+// what an application gets without tuning, the two-consumer stall
+// (share-groups.md §2.11) included. Its records/s swing between runs that
+// stall and runs that do not, so read it over several rounds.
+func BenchmarkShareConsumeDefaults(b *testing.B) {
+	for _, p := range []peer{
+		{name: "sharebroker", start: func(tb testing.TB) (string, func()) { return startSharebrokerNodes(tb, 1, nil) }},
+		{name: "kfake", start: func(tb testing.TB) (string, func()) { return startKfakeBrokers(tb, 1) }},
+	} {
+		b.Run("consumers=2/"+p.name, func(b *testing.B) { benchShareConsume(b, p, 2) })
+	}
+}
+
 // shareLockProps gives sharebroker the in-flight limit of the share consume
 // benchmarks (see BenchmarkShareConsume); the group maximum must allow it.
 var shareLockProps = map[string]string{
