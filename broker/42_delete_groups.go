@@ -43,6 +43,7 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 		default:
 			if err = b.shareGroups.Delete(id); err == nil {
 				b.shares.DropGroup(id)
+				b.deadLetters.forgetGroup(id)
 			}
 		}
 		g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err)

@@ -270,6 +270,18 @@ func (d *deadLetters) counter(groupID string, reason sharepartition.DeadLetterRe
 	return c
 }
 
+// forgetGroup drops a deleted group's dead-letter series (dlq-metric):
+// its counts describe a group that no longer exists.
+func (d *deadLetters) forgetGroup(groupID string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k := range d.written {
+		if k.group == groupID {
+			delete(d.written, k)
+		}
+	}
+}
+
 var (
 	descDLQWritten = prometheus.NewDesc("sharebroker_share_dead_letter_records_total",
 		"Dead-letter records written to share groups' dead-letter topics (KIP-1191), by group and reason (rejected, delivery_limit).",

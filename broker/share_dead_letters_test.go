@@ -92,31 +92,26 @@ func (e *dlqEnv) deadLetters() []*kgo.Record {
 	return recs
 }
 
+// hasSeries reports whether the registry serves a series of name with
+// the labels given (name, value pairs).
+func (e *dlqEnv) hasSeries(name string, labels ...string) bool {
+	e.t.Helper()
+	return findMetric(gather(e.t, e.b), name, labelMap(labels)) != nil
+}
+
+// metric is the value of the counter series of name with the labels
+// given (name, value pairs), 0 when it is not served.
 func (e *dlqEnv) metric(name string, labels ...string) float64 {
 	e.t.Helper()
-	mfs, err := e.b.Registry().Gather()
-	if err != nil {
-		e.t.Fatal(err)
+	return findMetric(gather(e.t, e.b), name, labelMap(labels)).GetCounter().GetValue()
+}
+
+func labelMap(pairs []string) map[string]string {
+	m := make(map[string]string, len(pairs)/2)
+	for i := 0; i+1 < len(pairs); i += 2 {
+		m[pairs[i]] = pairs[i+1]
 	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range mf.GetMetric() {
-			for i := 0; i+1 < len(labels); i += 2 {
-				found := false
-				for _, lp := range m.GetLabel() {
-					found = found || lp.GetName() == labels[i] && lp.GetValue() == labels[i+1]
-				}
-				if !found {
-					continue metrics
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
+	return m
 }
 
 func headerMap(r *kgo.Record) map[string]string {
@@ -169,6 +164,14 @@ func TestDeadLetterOnReject(t *testing.T) {
 	}
 	if got := e.metric("sharebroker_share_dead_letter_records_total", "group", semGroup, "reason", "rejected"); got != 1 {
 		t.Errorf("metric %v, want 1", got)
+	}
+	// dlq-metric: deleting the group drops its series.
+	c1.Close()
+	if resp, err := kadm.NewClient(e.admin).DeleteGroup(e.ctx, semGroup); err != nil || resp.Err != nil {
+		t.Fatalf("DeleteGroup: %v %v", err, resp.Err)
+	}
+	if e.hasSeries("sharebroker_share_dead_letter_records_total", "group", semGroup) {
+		t.Error("the deleted group's dead-letter series is still served")
 	}
 }
 
