@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"encoding/binary"
 	"fmt"
 	"sync"
 )
@@ -70,27 +69,13 @@ func (p *Partition) appendFileLocked(raw []byte, h *BatchHeader, opts AppendOpti
 			scratchPool.Put(bufp)
 		}
 	}()
-	base := p.nextOffset
-	binary.BigEndian.PutUint64(stored[offBaseOffset:], uint64(base))
-	binary.BigEndian.PutUint32(stored[offLeaderEpoch:], uint32(p.leaderEpoch))
-	maxTs := h.MaxTimestamp
-	if opts.LogAppendTime {
-		stampLogAppendTime(stored, opts.NowMs)
-		maxTs = opts.NowMs
-		res.LogAppendTime = opts.NowMs
-	}
+	base, maxTs := p.stampLocked(stored, h, opts, &res)
 	pos, err := p.file.AppendAt(stored, base, h.NumRecords)
 	if err != nil {
 		return res, fmt.Errorf("%w: %s-%d at offset %d: %v", ErrStorage, p.Topic, p.Index, base, err)
 	}
 	p.indexLocked(nil, pos, len(stored), h, base, maxTs)
-	p.openTxnLocked(h, base)
-	if h.ProducerID >= 0 {
-		p.recordSequenceLocked(h, base, res.LogAppendTime)
-	}
-	res.BaseOffset = base
-	res.LogStart = p.logStart
-	return res, nil
+	return p.appendedLocked(h, base, res), nil
 }
 
 // storeMarkerLocked writes a stamped marker to the files and indexes it.

@@ -186,26 +186,42 @@ func (p *Partition) appendLocked(raw []byte, h *BatchHeader, opts AppendOptions)
 	}
 	stored := p.reserveLocked(len(raw))
 	copy(stored, raw)
-	base := p.nextOffset
+	base, maxTs := p.stampLocked(stored, h, opts, &res)
+	if err := p.sinkLocked(stored, base, h.NumRecords); err != nil {
+		return res, err
+	}
+	p.publishLocked(stored, h, base, maxTs)
+	return p.appendedLocked(h, base, res), nil
+}
+
+// stampLocked writes the broker's fields into a batch about to be stored
+// at the log end: its base offset, the leader epoch and, for a topic with
+// LogAppendTime, the append time. It returns the base offset and the
+// batch's max timestamp as the log indexes it.
+func (p *Partition) stampLocked(stored []byte, h *BatchHeader, opts AppendOptions, res *AppendResult) (base, maxTs int64) {
+	base = p.nextOffset
 	binary.BigEndian.PutUint64(stored[offBaseOffset:], uint64(base))
 	binary.BigEndian.PutUint32(stored[offLeaderEpoch:], uint32(p.leaderEpoch))
-	maxTs := h.MaxTimestamp
+	maxTs = h.MaxTimestamp
 	if opts.LogAppendTime {
 		stampLogAppendTime(stored, opts.NowMs)
 		maxTs = opts.NowMs
 		res.LogAppendTime = opts.NowMs
 	}
-	if err := p.sinkLocked(stored, base, h.NumRecords); err != nil {
-		return res, err
-	}
-	p.publishLocked(stored, h, base, maxTs)
+	return base, maxTs
+}
+
+// appendedLocked finishes an append stored at base, in memory or in a
+// file: the batch's transaction and producer sequence are recorded and
+// the answer gets its offsets.
+func (p *Partition) appendedLocked(h *BatchHeader, base int64, res AppendResult) AppendResult {
 	p.openTxnLocked(h, base)
 	if h.ProducerID >= 0 {
 		p.recordSequenceLocked(h, base, res.LogAppendTime)
 	}
 	res.BaseOffset = base
 	res.LogStart = p.logStart
-	return res, nil
+	return res
 }
 
 // reserveLocked returns a slice of n bytes at the end of the tail chunk,
