@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/sharebroker/sharebroker/storage"
 )
 
 // FormatVersion is the on-disk format this code writes (format-version).
@@ -78,27 +76,13 @@ type Dir struct {
 	opts Options
 	lock *os.File
 
-	mu     sync.Mutex // guards topics and meta
-	topics map[storage.TopicID]*topicFiles
-	meta   *metaLog
-	// nextProducerID is the end of the last reserved producer ID block.
-	nextProducerID int64
-	// groupConfigs and groupOffsets are the live group records, by group
-	// ID (groups.go), kept for compact-on-start.
-	groupConfigs map[string]map[string]string
-	groupOffsets map[string]*GroupOffsets
-	// shares is the share-partition state recovered (share.go); later
+	mu   sync.Mutex // guards meta and the metaState
+	meta *metaLog
+	// metaState is what the metadata log says: recovered at start, then
+	// kept current for the topics, the producer ID blocks and the groups'
+	// records; the share, SCRAM, ACL and transaction records of later
 	// writes go to the log only, and the next start replays them.
-	shares map[ShareKey]*ShareState
-	// scram is the SCRAM credentials recovered (scram.go), nil values
-	// deletions.
-	scram map[SCRAMKey]*SCRAMCredential
-	// acls is the ACLs recovered (acl.go), in creation order.
-	acls []ACL
-	// txns is the transaction coordinator state recovered (txn.go).
-	txns map[string]TxnState
-	// pending is the pending transactional offset commits recovered.
-	pending map[pendingKey]*PendingOffsets
+	metaState
 
 	// The background compaction of meta.log (compact.go).
 	compactKick chan struct{}
@@ -146,8 +130,7 @@ func Open(path string, opts Options) (*Dir, error) {
 		lf.Close()
 		return nil, err
 	}
-	d := &Dir{path: path, opts: opts, lock: lf, topics: make(map[storage.TopicID]*topicFiles),
-		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets)}
+	d := &Dir{path: path, opts: opts, lock: lf, metaState: *newMetaState()}
 	if err := d.checkFormat(); err != nil {
 		lf.Close()
 		return nil, err

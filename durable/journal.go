@@ -137,7 +137,7 @@ func (d *Dir) ReserveProducerIDs(next int64) error {
 	if err := d.meta.append(metaRecord{Op: opProducerIDs, Next: next}); err != nil {
 		return err
 	}
-	d.nextProducerID = max(d.nextProducerID, next)
+	d.nextPID = max(d.nextPID, next)
 	return nil
 }
 
@@ -146,5 +146,5 @@ func (d *Dir) ReserveProducerIDs(next int64) error {
 func (d *Dir) ReservedProducerIDs() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.nextProducerID
+	return d.nextPID
 }

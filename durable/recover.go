@@ -89,15 +89,7 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 		return rep, err
 	}
 	d.mu.Lock()
-	d.topics = topics
-	d.nextProducerID = st.nextPID
-	d.groupConfigs = st.groupConfigs
-	d.groupOffsets = st.groupOffsets
-	d.shares = st.shares
-	d.scram = st.scram
-	d.acls = st.acls
-	d.txns = st.txns
-	d.pending = st.pending
+	d.metaState = *st
 	d.startCompactor()
 	d.meta = &metaLog{f: f, sync: d.opts.SyncMeta, base: countMetaRecords(snap),
 		every: d.opts.compactEvery(), kick: d.compactKick}
@@ -108,7 +100,8 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 
 // metaState is what the metadata log says.
 type metaState struct {
-	topics       map[storage.TopicID]*topicFiles
+	topics map[storage.TopicID]*topicFiles
+	// nextPID is the end of the last reserved producer ID block.
 	nextPID      int64
 	groupConfigs map[string]map[string]string
 	groupOffsets map[string]*GroupOffsets
