@@ -75,7 +75,3 @@ func handleShareGroupHeartbeat(b *Broker, r *request) (kmsg.Response, error) {
 	}
 	return resp, nil
 }
-
-// clientHost is the client's address as Kafka reports it in group
-// descriptions: the IP with a leading slash.
-func (c *conn) clientHost() string { return "/" + c.clientIP() }

@@ -71,6 +71,10 @@ func TestACLRawChecks(t *testing.T) {
 	if code := listOffsets(); code != 0 {
 		t.Fatalf("ListOffsets with an ACL for 127.0.0.1: %d", code)
 	}
+	// The listing checks (Metadata of all topics) match the same host.
+	if !ab.listsTopic(t, "bob", topic) {
+		t.Fatal("Metadata of all topics hides the topic an ACL for 127.0.0.1 lets bob read")
+	}
 
 	// Rule authorized-operations: DescribeCluster answers 0 without
 	// DESCRIBE on CLUSTER, the allowed cluster operations with it.

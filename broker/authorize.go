@@ -44,6 +44,10 @@ func (c *conn) clientIP() string {
 	return c.host
 }
 
+// clientHost is the client's address as Kafka reports it in group
+// descriptions: the IP with a leading slash. ACLs match clientIP instead.
+func (c *conn) clientHost() string { return "/" + c.clientIP() }
+
 // authorized reports whether the request's principal may perform op on
 // the resource, and counts and logs a denial: the check for a resource the
 // client named (Kafka's logIfDenied). With authorization off it is one
@@ -68,7 +72,7 @@ func (r *request) authorized(op acl.Operation, t acl.ResourceType, name string) 
 // where a denial only hides something, as Kafka's logIfDenied=false.
 func (r *request) authorizedQuietly(op acl.Operation, t acl.ResourceType, name string) bool {
 	a := r.conn.b.authz
-	return a == nil || a.Authorize(r.conn.principal, r.conn.clientHost(), op, t, name)
+	return a == nil || a.Authorize(r.conn.principal, r.conn.clientIP(), op, t, name)
 }
 
 // authorizedCluster is authorized for the CLUSTER resource.
@@ -85,7 +89,7 @@ func (r *request) authorizedOperations(t acl.ResourceType, name string) int32 {
 	if a == nil {
 		return acl.OperationsBits(acl.SupportedOperations(t))
 	}
-	return acl.OperationsBits(a.AuthorizedOperations(r.conn.principal, r.conn.clientHost(), t, name))
+	return acl.OperationsBits(a.AuthorizedOperations(r.conn.principal, r.conn.clientIP(), t, name))
 }
 
 // groupGate is what a request about one group meets before its
