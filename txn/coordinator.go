@@ -327,23 +327,22 @@ func (c *Coordinator) beginLocked(t *txnState, tv2 bool) {
 // AddPartitions adds partitions to id's transaction, starting it if needed
 // (add-partitions). The caller has checked that they exist.
 func (c *Coordinator) AddPartitions(id string, producerID int64, epoch int16, parts []TopicPartition) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t, err := c.checkLocked(id, producerID, epoch)
-	if err != nil {
-		return err
-	}
-	c.beginLocked(t, false)
-	for _, tp := range parts {
-		t.partitions[tp] = struct{}{}
-	}
-	t.updated = c.cfg.Clock.Now()
-	c.journalLocked(t, nil)
-	return nil
+	return c.add(id, producerID, epoch, func(t *txnState) {
+		for _, tp := range parts {
+			t.partitions[tp] = struct{}{}
+		}
+	})
 }
 
 // AddGroup adds a group's offsets to id's transaction (add-offsets).
 func (c *Coordinator) AddGroup(id string, producerID int64, epoch int16, group string) error {
+	return c.add(id, producerID, epoch, func(t *txnState) { t.groups[group] = struct{}{} })
+}
+
+// add is what adding anything to a transaction does: check the producer,
+// begin the transaction if it is not running, hand it to into to add what
+// joins it, and journal the result.
+func (c *Coordinator) add(id string, producerID int64, epoch int16, into func(*txnState)) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t, err := c.checkLocked(id, producerID, epoch)
@@ -351,7 +350,7 @@ func (c *Coordinator) AddGroup(id string, producerID int64, epoch int16, group s
 		return err
 	}
 	c.beginLocked(t, false)
-	t.groups[group] = struct{}{}
+	into(t)
 	t.updated = c.cfg.Clock.Now()
 	c.journalLocked(t, nil)
 	return nil
