@@ -50,7 +50,7 @@ func (r *request) initProducerIDAuthorized(req *kmsg.InitProducerIDRequest) bool
 		a.AuthorizeAny(r.conn.principal, r.conn.clientIP(), acl.OpWrite, acl.ResourceTopic) {
 		return true
 	}
-	r.conn.b.metrics.denied(acl.ResourceCluster, r.conn.nodeLabel())
+	r.conn.b.metrics.Denied(acl.ResourceCluster, r.conn.nodeLabel())
 	return false
 }
 

@@ -225,7 +225,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		// A leader that moves while the request waits wakes it, and the
 		// next attempt refuses the partition (CheckLeader above).
-		b.longPoll(deadline, f.Attempt, b.metrics.waitsOf(key.Node))
+		b.longPoll(deadline, f.Attempt, b.metrics.WaitsOf(key.Node))
 		b.countShareFetch(key.Node, parts, f)
 	}
 	writeShareFetchAnswers(resp, f.Listed(req.ShareSessionEpoch, parts), f, led)

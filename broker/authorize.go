@@ -61,7 +61,7 @@ func (r *request) authorized(op acl.Operation, t acl.ResourceType, name string) 
 	if a.Authorize(c.principal, c.clientIP(), op, t, name) {
 		return true
 	}
-	c.b.metrics.denied(t, c.nodeLabel())
+	c.b.metrics.Denied(t, c.nodeLabel())
 	c.log.Debug("authorization denied", "principal", c.principal, "host", c.clientIP(),
 		"operation", op.String(), "resource_type", t.String(), "resource", name)
 	return false

@@ -25,6 +25,7 @@ import (
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
+	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/txn"
 )
@@ -63,7 +64,7 @@ type Broker struct {
 	groupConfigs  *group.ConfigStore
 	shareGroups   *group.ShareGroups
 	classicGroups *group.ClassicGroups
-	metrics       *metrics
+	metrics       *metrics.Metrics
 	faults        faults // armed by the test API (faults.go)
 
 	// shares holds share sessions and share partitions, and does the work
@@ -202,7 +203,7 @@ func New(cfg Config) (*Broker, error) {
 		MaxSessions: int(r.share.MaxShareSessions),
 		GroupConfig: b.groupConfigs.Share,
 		OnLockFire: func(late time.Duration) {
-			b.metrics.fireDelay.Observe(late.Seconds())
+			b.metrics.FireDelay(late)
 		},
 		Leads:        b.shareLeads,
 		OnDeadLetter: b.deadLetters.hook(),
@@ -325,7 +326,7 @@ func (b *Broker) Addr() net.Addr {
 }
 
 // Registry returns the registry holding the broker's metrics.
-func (b *Broker) Registry() *prometheus.Registry { return b.metrics.registry() }
+func (b *Broker) Registry() *prometheus.Registry { return b.metrics.Registry() }
 
 // Clock returns the broker's clock.
 func (b *Broker) Clock() locktimer.Clock { return b.clock }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/wire"
 )
@@ -156,7 +157,7 @@ func (c *conn) handshake(tc *tls.Conn) bool {
 // a broker that is shutting down, as a warning for a broken frame.
 func (c *conn) readFailed(err error) {
 	if reason := readRejectReason(err); reason != "" {
-		c.b.metrics.rejectFrame(reason, c.nodeLabel())
+		c.b.metrics.RejectFrame(reason, c.nodeLabel())
 	}
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, net.ErrClosed):
@@ -179,7 +180,7 @@ func (c *conn) readFailed(err error) {
 func (c *conn) handleFrame(frame []byte) bool {
 	h, body, err := wire.ParseHeader(frame)
 	if err != nil && !errors.Is(err, wire.ErrUnknownAPIKey) && !errors.Is(err, wire.ErrUnsupportedVersion) {
-		c.b.metrics.rejectFrame(rejectBadHeader, c.nodeLabel())
+		c.b.metrics.RejectFrame(metrics.RejectBadHeader, c.nodeLabel())
 		c.log.Warn("closing connection: malformed request header", "err", err)
 		return false
 	}
@@ -198,10 +199,10 @@ func (c *conn) handleFrame(frame []byte) bool {
 				attrAPIVersion, h.APIVersion, attrClientID, h.ClientID)
 			resp := unsupportedAPIVersionsResponse()
 			resp.SetVersion(0)
-			c.b.metrics.request(c.nodeLabel(), h.APIKey, resp, nil, start)
+			countRequest(c.b.metrics, c.nodeLabel(), h.APIKey, resp, nil, start)
 			return c.send(h.CorrelationID, resp)
 		}
-		c.b.metrics.rejectFrame(rejectNotServed, c.nodeLabel())
+		c.b.metrics.RejectFrame(metrics.RejectNotServed, c.nodeLabel())
 		c.log.Warn("closing connection: unsupported API or version",
 			attrAPI, kmsg.NameForKey(h.APIKey), "api_key", h.APIKey, attrAPIVersion, h.APIVersion, attrClientID, h.ClientID,
 			"err", errNotServed)
@@ -209,14 +210,14 @@ func (c *conn) handleFrame(frame []byte) bool {
 	}
 	req, err := wire.DecodeBody(h, body)
 	if err != nil {
-		c.b.metrics.rejectFrame(rejectBadBody, c.nodeLabel())
+		c.b.metrics.RejectFrame(metrics.RejectBadBody, c.nodeLabel())
 		c.log.Warn("closing connection: malformed request body", attrAPI, kmsg.NameForKey(h.APIKey),
 			attrAPIVersion, h.APIVersion, attrClientID, h.ClientID, "err", err)
 		return false
 	}
 	c.readBuf.Reset()                                                   // the previous answer was written (readBuf)
 	resp, err := c.dispatch(a, &request{conn: c, header: h, body: req}) // faults.go, then call
-	c.b.metrics.request(c.nodeLabel(), h.APIKey, resp, err, start)
+	countRequest(c.b.metrics, c.nodeLabel(), h.APIKey, resp, err, start)
 	if errors.Is(err, errHandlerPanic) {
 		return false // call logged it, with the stack: one line per closed connection
 	}
@@ -233,7 +234,7 @@ func (c *conn) handleFrame(frame []byte) bool {
 }
 
 // nodeLabel is the node label of the node the connection came to.
-func (c *conn) nodeLabel() string { return c.b.metrics.node(c.node()) }
+func (c *conn) nodeLabel() string { return c.b.metrics.Node(c.node()) }
 
 // errHandlerPanic reports a recovered panic; the connection is closed.
 var errHandlerPanic = errors.New("internal error while handling the request")
@@ -249,7 +250,7 @@ func (c *conn) call(a *api, r *request) (resp kmsg.Response, err error) {
 		if p := recover(); p != nil {
 			c.log.Error("handler panicked", attrAPI, kmsg.NameForKey(a.key), attrAPIVersion, r.header.APIVersion,
 				attrClientID, r.header.ClientID, "panic", p, "stack", string(debug.Stack()))
-			c.b.metrics.panics.Inc()
+			c.b.metrics.Panics().Inc()
 			resp, err = nil, errHandlerPanic
 		}
 	}()

@@ -83,11 +83,9 @@ func (b *Broker) HTTPAddr() net.Addr {
 
 func (b *Broker) httpHandler() http.Handler {
 	mux := http.NewServeMux()
-	scrape := promhttp.HandlerFor(b.metrics.reg, promhttp.HandlerOpts{})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		b.metrics.registry() // filled on first use (newMetrics)
-		scrape.ServeHTTP(w, r)
-	})
+	// b.metrics gathers the registry, filling it on the first scrape
+	// (metrics.New).
+	mux.Handle("GET /metrics", promhttp.HandlerFor(b.metrics, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "up"})
 	})

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/sharebroker/sharebroker/locktimer"
+	"github.com/sharebroker/sharebroker/metrics"
 )
 
 // longPoll is the waiting of Fetch and ShareFetch. It calls attempt until
@@ -17,17 +18,14 @@ import (
 // waiting fetches while it is parked, and as expired if it was parked and
 // the deadline ended the wait (Kafka's delayed share fetch purgatory: a
 // request that completes at once is never in it).
-func (b *Broker) longPoll(deadline time.Time, attempt func(wake chan<- struct{}) (done bool, unwatch func()), waits *shareWaits) {
+func (b *Broker) longPoll(deadline time.Time, attempt func(wake chan<- struct{}) (done bool, unwatch func()), waits *metrics.ShareWaits) {
 	wake := make(chan struct{}, 1)
 	var timer locktimer.Timer
 	defer func() {
 		if timer != nil {
 			timer.Stop()
 			if waits != nil { // the timer is armed exactly when the request parks
-				waits.waiting.Add(-1)
-				if !b.clock.Now().Before(deadline) {
-					waits.expired.Add(1)
-				}
+				waits.Unpark(!b.clock.Now().Before(deadline))
 			}
 		}
 	}()
@@ -43,7 +41,7 @@ func (b *Broker) longPoll(deadline time.Time, attempt func(wake chan<- struct{})
 				}
 			})
 			if waits != nil {
-				waits.waiting.Add(1)
+				waits.Park()
 			}
 		}
 		if !done {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/metrics"
 )
 
 // benchShareFetch is a ShareFetch answer of 10 topics of 100 partitions,
@@ -74,16 +76,11 @@ func BenchmarkResponseCode(b *testing.B) {
 // ShareFetch answer: the node label, labels, histogram, error codes and
 // delivery counts.
 func BenchmarkMetricsRequest(b *testing.B) {
-	m := &metrics{
-		requests:  prometheus.NewCounterVec(prometheus.CounterOpts{Name: "r"}, []string{"api", "error_code", "node"}),
-		duration:  prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "d"}, []string{"api", "node"}),
-		nodes:     nodeLabels(0, 3),
-		firstNode: 0,
-	}
+	m := metrics.New(metrics.Config{Registry: prometheus.NewRegistry(), Lazy: true, FirstNode: 0, Nodes: 3})
 	resp := benchShareFetch()
 	start := time.Now()
 	b.ReportAllocs()
 	for b.Loop() {
-		m.request(m.node(2), 78, resp, nil, start)
+		countRequest(m, m.Node(2), 78, resp, nil, start)
 	}
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/wire"
 )
 
@@ -174,7 +175,7 @@ func (c *conn) saslGate(h wire.Header, body []byte) bool {
 	}
 	if s.state == saslBadMechanism {
 		c.log.Warn("closing connection: SASL re-authentication failed", attrReason, s.badMechanism)
-		c.b.metrics.saslAuth(s.mech, false, c.nodeLabel())
+		c.b.metrics.SASLAuth(s.mech, false, c.nodeLabel())
 		s.state = saslFailed
 		return false
 	}
@@ -213,7 +214,7 @@ func (c *conn) saslHandshake(mech string, version int16) (*kmsg.SASLHandshakeRes
 	resp.SupportedMechanisms = c.b.saslMechanisms
 	if !c.b.mechanismEnabled(mech) {
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
-		c.b.metrics.saslAuth(mechUnsupported, false, c.nodeLabel())
+		c.b.metrics.SASLAuth(metrics.MechUnsupported, false, c.nodeLabel())
 		c.log.Warn("closing connection: SASL mechanism not enabled", attrMechanism, mech, "enabled", c.b.saslMechanisms)
 		s.state = saslFailed
 		return resp, false
@@ -258,7 +259,7 @@ func (c *conn) saslStep(in []byte) (out []byte, lifetimeMs int64, failMsg string
 			}
 			failMsg = fmt.Sprintf("Authentication failed during %s due to invalid credentials with SASL mechanism %s", what, s.mech)
 		}
-		c.b.metrics.saslAuth(s.mech, false, c.nodeLabel())
+		c.b.metrics.SASLAuth(s.mech, false, c.nodeLabel())
 		c.log.Warn("closing connection: SASL authentication failed", attrMechanism, s.mech, attrReauth, s.reauthing, attrReason, f.Error())
 		s.state, s.server = saslFailed, nil
 		return nil, 0, failMsg, false
@@ -297,7 +298,7 @@ func (c *conn) completeSASL(now time.Time) int64 {
 	c.b.mu.Lock() // Principals (tests) reads it from another goroutine
 	c.principal = principal
 	c.b.mu.Unlock()
-	c.b.metrics.saslAuth(s.mech, true, c.nodeLabel())
+	c.b.metrics.SASLAuth(s.mech, true, c.nodeLabel())
 	c.log.Debug("SASL authentication done", attrMechanism, s.mech, attrPrincipal, principal,
 		attrReauth, s.reauthing, "session_lifetime", lifetime)
 	s.reauthing = false

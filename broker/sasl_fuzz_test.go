@@ -138,7 +138,7 @@ func FuzzSASL(f *testing.F) {
 				t.Fatalf("step %d: %v", step, err)
 			}
 			var m dto.Metric
-			if b.metrics.panics.Write(&m); m.GetCounter().GetValue() != 0 {
+			if b.metrics.Panics().Write(&m); m.GetCounter().GetValue() != 0 {
 				t.Fatalf("step %d: a handler panicked", step)
 			}
 			if !goOn {

@@ -1,4 +1,4 @@
-package broker
+package metrics
 
 import (
 	"testing"
@@ -7,7 +7,7 @@ import (
 )
 
 // The request path counts share requests per topic with no allocation once
-// the topic's counters exist (share_metrics.go).
+// the topic's counters exist (share.go).
 func TestShareTopicCountersDoNotAllocate(t *testing.T) {
 	s := newShareMetrics(1)
 	id := storage.TopicID{1}
