@@ -10,5 +10,5 @@ import (
 // on, directly or not, is kmsg, wire, net or broker (docs/design.md, "The
 // layering rule").
 func TestNoWireNoSockets(t *testing.T) {
-	layering.CheckDeps(t, layering.DomainForbidden...)
+	layering.CheckDeps(t, layering.DomainForbidden)
 }
