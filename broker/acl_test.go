@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/httpapi"
 )
 
 // ACL tests make principals with mutual TLS, the way a user would: an SSL
@@ -104,7 +105,7 @@ func testCtx(t *testing.T) context.Context {
 }
 
 // getACLs reads GET /v1/acls.
-func getACLs(t *testing.T, b *broker.Broker) (bool, []broker.ACLJSON) {
+func getACLs(t *testing.T, b *broker.Broker) (bool, []httpapi.ACLJSON) {
 	t.Helper()
 	resp, err := http.Get("http://" + b.HTTPAddr().String() + "/v1/acls")
 	if err != nil {
@@ -112,8 +113,8 @@ func getACLs(t *testing.T, b *broker.Broker) (bool, []broker.ACLJSON) {
 	}
 	defer resp.Body.Close()
 	var out struct {
-		Enabled bool             `json:"enabled"`
-		ACLs    []broker.ACLJSON `json:"acls"`
+		Enabled bool              `json:"enabled"`
+		ACLs    []httpapi.ACLJSON `json:"acls"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
 		t.Fatal(err)
@@ -194,11 +195,11 @@ func TestACLAPIs(t *testing.T) {
 	}
 
 	enabled, acls := getACLs(t, ab.b)
-	want := []broker.ACLJSON{
-		{"TOPIC", "orders", "LITERAL", "User:CN=alice", "*", "READ", "ALLOW"},
-		{"TOPIC", "orders", "LITERAL", "User:CN=alice", "*", "WRITE", "ALLOW"},
-		{"TOPIC", "secret.", "PREFIXED", "User:*", "10.1.1.1", "ALL", "DENY"},
-		{"GROUP", "g", "LITERAL", "User:x", "*", "READ", "ALLOW"},
+	want := []httpapi.ACLJSON{
+		{ResourceType: "TOPIC", ResourceName: "orders", PatternType: "LITERAL", Principal: "User:CN=alice", Host: "*", Operation: "READ", PermissionType: "ALLOW"},
+		{ResourceType: "TOPIC", ResourceName: "orders", PatternType: "LITERAL", Principal: "User:CN=alice", Host: "*", Operation: "WRITE", PermissionType: "ALLOW"},
+		{ResourceType: "TOPIC", ResourceName: "secret.", PatternType: "PREFIXED", Principal: "User:*", Host: "10.1.1.1", Operation: "ALL", PermissionType: "DENY"},
+		{ResourceType: "GROUP", ResourceName: "g", PatternType: "LITERAL", Principal: "User:x", Host: "*", Operation: "READ", PermissionType: "ALLOW"},
 	}
 	if !enabled || !slices.Equal(acls, want) {
 		t.Fatalf("GET /v1/acls: %v %+v", enabled, acls)

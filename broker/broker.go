@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -24,6 +23,7 @@ import (
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/storage"
@@ -98,8 +98,7 @@ type Broker struct {
 
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
-	httpLn    net.Listener
-	httpSrv   *http.Server
+	http      *httpapi.Server // nil when off or not started
 	conns     map[*conn]struct{}
 	closing   bool
 

@@ -26,7 +26,6 @@ package broker
 import (
 	"errors"
 	"fmt"
-	"net/http"
 	"reflect"
 	"slices"
 	"sync"
@@ -34,6 +33,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/httpapi"
 )
 
 // maxFaultLatency bounds an injected delay: it must stay below the clients'
@@ -111,10 +112,10 @@ func (fs *faults) take(r *request, topicName func([16]byte) (string, bool)) *fau
 	return nil
 }
 
-func (fs *faults) snapshot() []FaultJSON {
+func (fs *faults) snapshot() []httpapi.FaultJSON {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	out := make([]FaultJSON, 0, len(fs.list))
+	out := make([]httpapi.FaultJSON, 0, len(fs.list))
 	for _, f := range fs.list {
 		out = append(out, f.json())
 	}
@@ -309,23 +310,9 @@ func stringOf(f reflect.Value) (string, bool) {
 	return "", false
 }
 
-// FaultJSON is one fault: the body of POST /v1/test/faults and an entry of
-// GET /v1/test/faults. Exactly one of ErrorCode, Latency and Drop is set.
-type FaultJSON struct {
-	ID        int64  `json:"id,omitempty"`  // answers only
-	API       string `json:"api,omitempty"` // answers only: the key's name
-	APIKey    *int16 `json:"api_key"`
-	Count     int    `json:"count,omitempty"` // requests it applies to; default 1; in answers, those left
-	Topic     string `json:"topic,omitempty"`
-	Group     string `json:"group,omitempty"`
-	ErrorCode int16  `json:"error_code,omitempty"`
-	Latency   string `json:"latency,omitempty"` // Go duration, at most 30s
-	Drop      bool   `json:"drop,omitempty"`
-}
-
-func (f *fault) json() FaultJSON {
+func (f *fault) json() httpapi.FaultJSON {
 	key := f.apiKey
-	out := FaultJSON{ID: f.id, API: kmsg.NameForKey(key), APIKey: &key, Count: f.remaining,
+	out := httpapi.FaultJSON{ID: f.id, API: kmsg.NameForKey(key), APIKey: &key, Count: f.remaining,
 		Topic: f.topic, Group: f.group, ErrorCode: f.errorCode, Drop: f.drop}
 	if f.latency > 0 {
 		out.Latency = f.latency.String()
@@ -334,7 +321,7 @@ func (f *fault) json() FaultJSON {
 }
 
 // newFault validates a posted fault.
-func newFault(in FaultJSON) (*fault, error) {
+func newFault(in httpapi.FaultJSON) (*fault, error) {
 	if in.APIKey == nil {
 		return nil, errors.New("api_key is required")
 	}
@@ -371,34 +358,4 @@ func newFault(in FaultJSON) (*fault, error) {
 		return nil, errors.New("want exactly one of error_code (non-zero), latency and drop")
 	}
 	return f, nil
-}
-
-func (b *Broker) serveFaultsList(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, b.faults.snapshot())
-}
-
-func (b *Broker) serveFaultsAdd(w http.ResponseWriter, r *http.Request) {
-	var in FaultJSON
-	if !decodeTestAPIBody(w, r, &in, `{"api_key":0,"count":3,"error_code":6}`) {
-		return
-	}
-	if in.ID != 0 || in.API != "" {
-		writeError(w, http.StatusBadRequest, "id and api are set by the broker")
-		return
-	}
-	f, err := newFault(in)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
-		return
-	}
-	b.faults.add(f)
-	b.log.Info("fault armed by test API", "fault_id", f.id, attrAPI, kmsg.NameForKey(f.apiKey), "count", f.remaining,
-		attrTopic, f.topic, attrGroup, f.group, attrErrorCode, f.errorCode, "latency", f.latency, "drop", f.drop)
-	writeJSON(w, http.StatusCreated, f.json())
-}
-
-func (b *Broker) serveFaultsClear(w http.ResponseWriter, _ *http.Request) {
-	n := b.faults.clear()
-	b.log.Info("faults cleared by test API", "count", n)
-	writeJSON(w, http.StatusOK, map[string]int{"cleared": n})
 }

@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/httpapi"
 )
 
 // The injected code lands at the shallowest level the request's version
@@ -89,7 +91,7 @@ func TestFaultResponseShape(t *testing.T) {
 func TestFaultMatching(t *testing.T) {
 	var fs faults
 	key := int16(0)
-	f, err := newFault(FaultJSON{APIKey: &key, Count: 2, ErrorCode: 6, Topic: "t"})
+	f, err := newFault(httpapi.FaultJSON{APIKey: &key, Count: 2, ErrorCode: 6, Topic: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +120,7 @@ func TestFaultMatching(t *testing.T) {
 
 func TestNewFaultRejects(t *testing.T) {
 	key, unknown := int16(0), int16(120)
-	for name, in := range map[string]FaultJSON{
+	for name, in := range map[string]httpapi.FaultJSON{
 		"no key":        {ErrorCode: 6},
 		"unknown key":   {APIKey: &unknown, ErrorCode: 6},
 		"no kind":       {APIKey: &key},

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/httpapi"
 )
 
 // faultEnv is a broker with the test API on, its HTTP base URL and a kgo
@@ -42,26 +43,26 @@ func newFaultEnv(t *testing.T) *faultEnv {
 	return &faultEnv{t: t, ctx: ctx, base: "http://" + b.HTTPAddr().String(), cl: cl}
 }
 
-func (e *faultEnv) arm(body string) broker.FaultJSON {
+func (e *faultEnv) arm(body string) httpapi.FaultJSON {
 	e.t.Helper()
 	status, out := httpPost(e.t, e.base+"/v1/test/faults", body)
 	if status != http.StatusCreated {
 		e.t.Fatalf("arm %s: %d %s", body, status, out)
 	}
-	var f broker.FaultJSON
+	var f httpapi.FaultJSON
 	if err := json.Unmarshal(out, &f); err != nil {
 		e.t.Fatal(err)
 	}
 	return f
 }
 
-func (e *faultEnv) armed() []broker.FaultJSON {
+func (e *faultEnv) armed() []httpapi.FaultJSON {
 	e.t.Helper()
 	status, out := httpGet(e.t, e.base+"/v1/test/faults")
 	if status != http.StatusOK {
 		e.t.Fatalf("list faults: %d %s", status, out)
 	}
-	var fs []broker.FaultJSON
+	var fs []httpapi.FaultJSON
 	if err := json.Unmarshal(out, &fs); err != nil {
 		e.t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
@@ -213,7 +214,7 @@ func TestMetricsAfterShareScenario(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("share group: status %d: %s", status, body)
 	}
-	var sg broker.ShareGroupJSON
+	var sg httpapi.ShareGroupJSON
 	if err := json.Unmarshal(body, &sg); err != nil {
 		t.Fatal(err)
 	}
@@ -268,7 +269,7 @@ func TestHTTPInspectionAndHealth(t *testing.T) {
 		}
 	}
 	status, body := httpGet(t, base+"/v1/topics")
-	var topics struct{ Topics []broker.TopicJSON }
+	var topics struct{ Topics []httpapi.TopicJSON }
 	if err := json.Unmarshal(body, &topics); status != http.StatusOK || err != nil {
 		t.Fatalf("topics: %d %v: %s", status, err, body)
 	}
@@ -276,7 +277,7 @@ func TestHTTPInspectionAndHealth(t *testing.T) {
 		t.Fatalf("topics: %s", body)
 	}
 	status, body = httpGet(t, base+"/v1/groups")
-	var groups struct{ Groups []broker.GroupJSON }
+	var groups struct{ Groups []httpapi.GroupJSON }
 	if err := json.Unmarshal(body, &groups); status != http.StatusOK || err != nil {
 		t.Fatalf("groups: %d %v: %s", status, err, body)
 	}
@@ -287,7 +288,7 @@ func TestHTTPInspectionAndHealth(t *testing.T) {
 	member := groups.Groups[0].Members[0].MemberID
 
 	status, body = httpGet(t, base+"/v1/share-groups/"+semGroup)
-	var sg broker.ShareGroupJSON
+	var sg httpapi.ShareGroupJSON
 	if err := json.Unmarshal(body, &sg); status != http.StatusOK || err != nil {
 		t.Fatalf("share group: %d %v: %s", status, err, body)
 	}

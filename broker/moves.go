@@ -3,14 +3,12 @@ package broker
 // Moves driven from outside (docs/cluster.md §3.2, §4.3, §7): a
 // partition's leadership, a group's or transactional ID's coordinator, and
 // a node stopping and starting. Broker.MoveLeader is in nodes.go; the
-// test API's handlers for all of them are at the end of this file.
+// test API that drives them over HTTP is package httpapi's.
 
 import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"strconv"
 
 	"github.com/sharebroker/sharebroker/cluster"
 )
@@ -169,112 +167,4 @@ func (b *Broker) StartNode(id int32) error {
 func (b *Broker) nodeIndex(id int32) (int, bool) {
 	i := int(id - b.cfg.NodeID)
 	return i, id >= b.cfg.NodeID && i < b.cfg.Nodes
-}
-
-// The test API (docs/cluster.md §8): each answers 200 with the changed
-// entry in the shape of GET /v1/cluster once every node sees the change;
-// 400 for a bad body, 404 for an unknown topic, partition or node, 409 for
-// a node in the wrong state; nothing changes on an error.
-
-// MoveLeaderJSON is the body of POST /v1/test/leaders.
-type MoveLeaderJSON struct {
-	Topic     *string `json:"topic"`
-	Partition *int32  `json:"partition"`
-	Node      *int32  `json:"node"`
-}
-
-// MoveCoordinatorJSON is the body of POST /v1/test/coordinators: one of
-// Group and TransactionalID, and Node.
-type MoveCoordinatorJSON struct {
-	Group           *string `json:"group"`
-	TransactionalID *string `json:"transactional_id"`
-	Node            *int32  `json:"node"`
-}
-
-func (b *Broker) serveMoveLeader(w http.ResponseWriter, r *http.Request) {
-	const example = `{"topic":"t","partition":0,"node":1}`
-	var in MoveLeaderJSON
-	if !decodeTestAPIBody(w, r, &in, example) {
-		return
-	}
-	switch {
-	case in.Topic == nil || in.Partition == nil || in.Node == nil:
-		writeError(w, http.StatusBadRequest, "body: want %s: topic, partition and node are all needed", example)
-		return
-	case *in.Partition < 0:
-		writeError(w, http.StatusBadRequest, "partition %d: want a partition index, 0 or more", *in.Partition)
-		return
-	}
-	l, err := b.MoveLeader(*in.Topic, *in.Partition, *in.Node)
-	if err != nil {
-		writeMoveError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, LeadershipJSON{Topic: *in.Topic, Partition: *in.Partition, Leader: l.Leader, LeaderEpoch: l.Epoch})
-}
-
-func (b *Broker) serveMoveCoordinator(w http.ResponseWriter, r *http.Request) {
-	const example = `{"group":"g","node":1} or {"transactional_id":"x","node":1}`
-	var in MoveCoordinatorJSON
-	if !decodeTestAPIBody(w, r, &in, example) {
-		return
-	}
-	typ, key := cluster.Group, in.Group
-	if in.TransactionalID != nil {
-		typ, key = cluster.Transaction, in.TransactionalID
-	}
-	switch {
-	case (in.Group == nil) == (in.TransactionalID == nil) || in.Node == nil:
-		writeError(w, http.StatusBadRequest, "body: want %s: one of group and transactional_id, and node", example)
-		return
-	case *key == "":
-		writeError(w, http.StatusBadRequest, "body: want %s: an empty %s names nothing", example, typ)
-		return
-	}
-	if err := b.MoveCoordinator(typ, *key, *in.Node); err != nil {
-		writeMoveError(w, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, CoordinatorJSON{Key: *key, Type: typ.String(), Node: b.cluster.Coordinator(typ, *key)})
-}
-
-func (b *Broker) serveStopNode(w http.ResponseWriter, r *http.Request) {
-	b.serveNodeChange(w, r, b.StopNode)
-}
-
-func (b *Broker) serveStartNode(w http.ResponseWriter, r *http.Request) {
-	b.serveNodeChange(w, r, b.StartNode)
-}
-
-// serveNodeChange runs change on the node the path names and answers the
-// node as GET /v1/cluster lists it.
-func (b *Broker) serveNodeChange(w http.ResponseWriter, r *http.Request, change func(int32) error) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 32)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "node %q: want a node ID", r.PathValue("id"))
-		return
-	}
-	if err := change(int32(id)); err != nil {
-		writeMoveError(w, err)
-		return
-	}
-	for _, n := range b.Cluster().Nodes {
-		if n.ID == int32(id) {
-			writeJSON(w, http.StatusOK, n)
-			return
-		}
-	}
-}
-
-// writeMoveError answers a refused move: 404 for what does not exist, 409
-// for a node in the wrong state, 500 for a listener that cannot bind.
-func writeMoveError(w http.ResponseWriter, err error) {
-	status := http.StatusInternalServerError
-	switch {
-	case errors.Is(err, cluster.ErrUnknownNode), errors.Is(err, cluster.ErrUnknownPartition):
-		status = http.StatusNotFound
-	case errors.Is(err, cluster.ErrNodeDown), errors.Is(err, cluster.ErrNodeUp), errors.Is(err, cluster.ErrLastLiveNode):
-		status = http.StatusConflict
-	}
-	writeError(w, status, "%v", err)
 }

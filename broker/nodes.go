@@ -9,7 +9,6 @@ package broker
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"slices"
 	"strconv"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -54,46 +54,13 @@ func (b *Broker) leadership(t *storage.Topic, p int32) cluster.Leadership {
 // with the same name starts again at leader epoch 0.
 func (b *Broker) forgetTopic(name string) { b.cluster.RemoveTopic(name) }
 
-// ClusterJSON is GET /v1/cluster and Broker.Cluster: the nodes, every
-// partition's leader and every known group's and transactional ID's
-// coordinator.
-type ClusterJSON struct {
-	Nodes        []NodeJSON        `json:"nodes"`
-	Partitions   []LeadershipJSON  `json:"partitions"`
-	Coordinators []CoordinatorJSON `json:"coordinators"`
-}
-
-// NodeJSON is one node: its ID, the advertised host:port of its first
-// listener, and whether it is up.
-type NodeJSON struct {
-	ID   int32  `json:"id"`
-	Addr string `json:"addr"`
-	Up   bool   `json:"up"`
-}
-
-// LeadershipJSON is one partition's leader and leader epoch.
-type LeadershipJSON struct {
-	Topic       string `json:"topic"`
-	Partition   int32  `json:"partition"`
-	Leader      int32  `json:"leader"`
-	LeaderEpoch int32  `json:"leader_epoch"`
-}
-
-// CoordinatorJSON is the node coordinating one group (type "group") or
-// transactional ID (type "transaction").
-type CoordinatorJSON struct {
-	Key  string `json:"key"`
-	Type string `json:"type"`
-	Node int32  `json:"node"`
-}
-
 // Cluster returns the cluster as /v1/cluster shows it. Node addresses are
 // empty before Start.
-func (b *Broker) Cluster() ClusterJSON {
-	out := ClusterJSON{Nodes: []NodeJSON{}, Partitions: []LeadershipJSON{}, Coordinators: []CoordinatorJSON{}}
+func (b *Broker) Cluster() httpapi.ClusterJSON {
+	out := httpapi.ClusterJSON{Nodes: []httpapi.NodeJSON{}, Partitions: []httpapi.LeadershipJSON{}, Coordinators: []httpapi.CoordinatorJSON{}}
 	eps := b.endpoints.Load()
 	for i, n := range b.cluster.Nodes() {
-		nj := NodeJSON{ID: n.ID, Up: n.Up}
+		nj := httpapi.NodeJSON{ID: n.ID, Up: n.Up}
 		if eps != nil {
 			e := (*eps)[i][0]
 			nj.Addr = net.JoinHostPort(e.host, strconv.Itoa(int(e.port)))
@@ -104,7 +71,7 @@ func (b *Broker) Cluster() ClusterJSON {
 	for _, t := range topics {
 		for _, p := range t.Partitions() {
 			l := b.leadership(t, p.Index)
-			out.Partitions = append(out.Partitions, LeadershipJSON{Topic: t.Name, Partition: p.Index, Leader: l.Leader, LeaderEpoch: l.Epoch})
+			out.Partitions = append(out.Partitions, httpapi.LeadershipJSON{Topic: t.Name, Partition: p.Index, Leader: l.Leader, LeaderEpoch: l.Epoch})
 		}
 	}
 	var groups []string
@@ -119,7 +86,7 @@ func (b *Broker) Cluster() ClusterJSON {
 	}
 	slices.Sort(groups)
 	for _, g := range slices.Compact(groups) {
-		out.Coordinators = append(out.Coordinators, CoordinatorJSON{Key: g, Type: cluster.Group.String(), Node: b.cluster.Coordinator(cluster.Group, g)})
+		out.Coordinators = append(out.Coordinators, httpapi.CoordinatorJSON{Key: g, Type: cluster.Group.String(), Node: b.cluster.Coordinator(cluster.Group, g)})
 	}
 	var ids []string
 	for _, d := range b.txns.List() {
@@ -127,7 +94,7 @@ func (b *Broker) Cluster() ClusterJSON {
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		out.Coordinators = append(out.Coordinators, CoordinatorJSON{Key: id, Type: cluster.Transaction.String(), Node: b.cluster.Coordinator(cluster.Transaction, id)})
+		out.Coordinators = append(out.Coordinators, httpapi.CoordinatorJSON{Key: id, Type: cluster.Transaction.String(), Node: b.cluster.Coordinator(cluster.Transaction, id)})
 	}
 	return out
 }
@@ -144,10 +111,6 @@ func (b *Broker) NodeAddrs() []net.Addr {
 		}
 	}
 	return out
-}
-
-func (b *Broker) serveCluster(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, b.Cluster())
 }
 
 // NodeListenerAddr returns the address node id's listener named name is

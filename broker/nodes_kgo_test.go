@@ -17,6 +17,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/internal/testbroker"
 )
 
@@ -727,7 +728,7 @@ func heldPartitions(t *testing.T, ctx context.Context, b *broker.Broker, group s
 		g, _ := b.ShareGroup(group)
 		var held []int32
 		for _, p := range g.Partitions {
-			if slices.ContainsFunc(p.Ranges, func(r broker.RangeJSON) bool { return r.State == "ACQUIRED" }) {
+			if slices.ContainsFunc(p.Ranges, func(r httpapi.RangeJSON) bool { return r.State == "ACQUIRED" }) {
 				held = append(held, p.Partition)
 			}
 		}

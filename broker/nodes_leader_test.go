@@ -13,6 +13,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/internal/batchtest"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
 	"github.com/sharebroker/sharebroker/internal/testbroker"
@@ -447,7 +448,7 @@ func (s *moveSetup) leader() int32 {
 
 // window returns the share partition of t-0 as GET /v1/share-groups/g
 // shows it.
-func (s *moveSetup) window() broker.SharePartitionJSON {
+func (s *moveSetup) window() httpapi.SharePartitionJSON {
 	s.t.Helper()
 	g, ok := s.b.ShareGroup("g")
 	if !ok || len(g.Partitions) != 1 {
@@ -456,7 +457,7 @@ func (s *moveSetup) window() broker.SharePartitionJSON {
 	return g.Partitions[0]
 }
 
-func wantRange(t *testing.T, w broker.SharePartitionJSON, state, owner string, count int16) {
+func wantRange(t *testing.T, w httpapi.SharePartitionJSON, state, owner string, count int16) {
 	t.Helper()
 	if len(w.Ranges) != 1 || w.Ranges[0].FirstOffset != 0 || w.Ranges[0].LastOffset != 2 ||
 		w.Ranges[0].State != state || w.Ranges[0].Owner != owner || w.Ranges[0].DeliveryCount != count {

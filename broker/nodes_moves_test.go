@@ -17,6 +17,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
 	"github.com/sharebroker/sharebroker/internal/testbroker"
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -41,7 +42,7 @@ func clusterNow(t *testing.T, base string) string {
 }
 
 // leaderOf is partition p's entry in b.Cluster().
-func leaderOf(t *testing.T, b *broker.Broker, topic string, p int32) broker.LeadershipJSON {
+func leaderOf(t *testing.T, b *broker.Broker, topic string, p int32) httpapi.LeadershipJSON {
 	t.Helper()
 	for _, l := range b.Cluster().Partitions {
 		if l.Topic == topic && l.Partition == p {
@@ -49,7 +50,7 @@ func leaderOf(t *testing.T, b *broker.Broker, topic string, p int32) broker.Lead
 		}
 	}
 	t.Fatalf("%s-%d not in the cluster", topic, p)
-	return broker.LeadershipJSON{}
+	return httpapi.LeadershipJSON{}
 }
 
 // Rules: leader-move, coordinator-move, last-node-stays (docs/cluster.md
@@ -97,21 +98,21 @@ func TestNodesMoveAPI(t *testing.T) {
 	// 200s, each with the changed entry.
 	from := leaderOf(t, b, "t", 0)
 	to := (from.Leader + 1) % 3
-	var l broker.LeadershipJSON
+	var l httpapi.LeadershipJSON
 	postOK(t, base+"/v1/test/leaders", fmt.Sprintf(`{"topic":"t","partition":0,"node":%d}`, to), &l)
-	if l != (broker.LeadershipJSON{Topic: "t", Partition: 0, Leader: to, LeaderEpoch: 1}) {
+	if l != (httpapi.LeadershipJSON{Topic: "t", Partition: 0, Leader: to, LeaderEpoch: 1}) {
 		t.Fatalf("moved: %+v", l)
 	}
-	var co broker.CoordinatorJSON
+	var co httpapi.CoordinatorJSON
 	postOK(t, base+"/v1/test/coordinators", `{"group":"g","node":2}`, &co)
-	if co != (broker.CoordinatorJSON{Key: "g", Type: "group", Node: 2}) {
+	if co != (httpapi.CoordinatorJSON{Key: "g", Type: "group", Node: 2}) {
 		t.Fatalf("group moved: %+v", co)
 	}
 	postOK(t, base+"/v1/test/coordinators", `{"transactional_id":"x","node":1}`, &co)
-	if co != (broker.CoordinatorJSON{Key: "x", Type: "transaction", Node: 1}) {
+	if co != (httpapi.CoordinatorJSON{Key: "x", Type: "transaction", Node: 1}) {
 		t.Fatalf("transactional ID moved: %+v", co)
 	}
-	var n broker.NodeJSON
+	var n httpapi.NodeJSON
 	postOK(t, base+"/v1/test/nodes/1/stop", ``, &n)
 	if n.ID != 1 || n.Up || n.Addr != b.Cluster().Nodes[1].Addr {
 		t.Fatalf("stopped: %+v", n)
@@ -468,7 +469,7 @@ func TestNodesParkedSyncAnswersNotCoordinatorOnMove(t *testing.T) {
 	}
 }
 
-func coordinatorOf(c broker.ClusterJSON, group string) int32 {
+func coordinatorOf(c httpapi.ClusterJSON, group string) int32 {
 	for _, co := range c.Coordinators {
 		if co.Type == "group" && co.Key == group {
 			return co.Node

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
@@ -42,7 +43,7 @@ func TestTestAPIAdvanceExpiresLock(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("advance: %d %s", status, body)
 	}
-	var now broker.ClockJSON
+	var now httpapi.ClockJSON
 	if err := json.Unmarshal(body, &now); err != nil {
 		t.Fatal(err)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/internal/testbroker"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
@@ -148,7 +149,9 @@ func (b *Broker) Advance(d time.Duration) { b.clock.Advance(d) }
 // ShareGroup returns the group's members and each share partition's
 // in-flight window (state, owner, delivery count and lock deadline of every
 // tracked offset range), as the HTTP inspection API shows them.
-func (b *Broker) ShareGroup(group string) (broker.ShareGroupJSON, bool) { return b.b.ShareGroup(group) }
+func (b *Broker) ShareGroup(group string) (httpapi.ShareGroupJSON, bool) {
+	return b.b.ShareGroup(group)
+}
 
 // Broker returns the underlying broker, for what this package does not wrap.
 func (b *Broker) Broker() *broker.Broker { return b.b }

@@ -15,7 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
 )
 
@@ -51,7 +51,7 @@ func sharePartitionState(t *testing.T, httpAddr, group, topic string) (spso int6
 	if resp.StatusCode == http.StatusNotFound {
 		return -1, offs
 	}
-	var sg broker.ShareGroupJSON
+	var sg httpapi.ShareGroupJSON
 	if err := json.NewDecoder(resp.Body).Decode(&sg); err != nil {
 		t.Fatal(err)
 	}

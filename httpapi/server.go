@@ -1,0 +1,129 @@
+// Package httpapi is sharebroker's HTTP listener (--http): Prometheus
+// metrics, health and readiness, the JSON inspection API (topics, groups,
+// share-partition windows, ACLs, the cluster, the generated CA) and, with
+// --enable-test-api, the test control API under /v1/test/ (clock, faults,
+// leader and coordinator moves, nodes stopping and starting).
+//
+// It owns the HTTP side only: paths, methods, status codes and the JSON
+// shapes users' scripts read. What it shows it reads through State, and
+// what it changes it asks of Control; the broker implements both, so this
+// package never imports the broker, and the broker starts it (Listen,
+// Serve) when its config names an HTTP address. The routes are one table
+// (routes), so further pages — a browser console at / — sit beside the
+// JSON handlers on the same State.
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// readHeaderTimeout bounds how long a client may take to send request
+// headers, so an idle connection cannot hold a server goroutine forever.
+const readHeaderTimeout = 10 * time.Second
+
+// Config is what the HTTP listener serves.
+type Config struct {
+	// Metrics is gathered on every GET /metrics.
+	Metrics prometheus.Gatherer
+	// State is read by the health and inspection endpoints.
+	State State
+	// Control is the test API's; nil leaves /v1/test/ unrouted (404), as
+	// without --enable-test-api.
+	Control Control
+	// Log receives one line for each change the test API makes.
+	Log *slog.Logger
+}
+
+// Handler returns the HTTP API of cfg.
+func Handler(cfg Config) http.Handler {
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	routes(mux, cfg)
+	return mux
+}
+
+// routes is every path the listener answers. A path or status here is
+// part of the API scripts depend on: add, never change.
+func routes(mux *http.ServeMux, cfg Config) {
+	mux.Handle("GET /metrics", promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "up"})
+	})
+	s := cfg.State
+	mux.HandleFunc("GET /readyz", serveReady(s))
+	mux.HandleFunc("GET /v1/topics", serveTopics(s))
+	mux.HandleFunc("GET /v1/cluster", serveCluster(s))
+	mux.HandleFunc("GET /v1/groups", serveGroups(s))
+	mux.HandleFunc("GET /v1/share-groups/{group}", serveShareGroup(s))
+	mux.HandleFunc("GET /v1/tls/ca.pem", serveCA(s))
+	mux.HandleFunc("GET /v1/acls", serveACLs(s))
+	if cfg.Control != nil {
+		t := testAPI{state: s, ctl: cfg.Control, log: cfg.Log}
+		t.register(mux)
+	}
+}
+
+// Server is a bound HTTP listener and the server answering on it.
+type Server struct {
+	ln  net.Listener
+	srv *http.Server
+}
+
+// Listen binds addr for h. Nothing is answered until Serve.
+func Listen(addr string, h http.Handler) (*Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("http listen on %s: %w", addr, err)
+	}
+	return &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout}}, nil
+}
+
+// Addr is the address the listener is bound to.
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// Serve answers requests until Shutdown or Close, after which it returns
+// nil; any other error means the listener failed.
+func (s *Server) Serve() error {
+	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the server, waiting for requests in flight until ctx
+// ends, then closing whatever is left.
+func (s *Server) Shutdown(ctx context.Context) {
+	if err := s.srv.Shutdown(ctx); err != nil {
+		s.srv.Close()
+	}
+}
+
+// Close stops the server and its listener at once, served or not.
+func (s *Server) Close() {
+	s.srv.Close()
+	s.ln.Close()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v) // the client went away: nothing to do
+}
+
+func writeError(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, map[string]string{"error": fmt.Sprintf(format, args...)})
+}
