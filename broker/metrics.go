@@ -182,7 +182,7 @@ func (m *metrics) fill() {
 			}
 		}
 		if b.hasSASLListener() {
-			for _, mech := range b.saslMechanisms {
+			for _, mech := range b.authn.Mechanisms() {
 				m.saslAuths.WithLabelValues(mech, resultSuccess, node)
 				m.saslAuths.WithLabelValues(mech, resultFailure, node)
 			}
