@@ -87,10 +87,6 @@ func (a *Authenticator) Mechanisms() []string { return a.mechanisms }
 // Enabled reports whether mech is in sasl.enabled.mechanisms.
 func (a *Authenticator) Enabled(mech string) bool { return slices.Contains(a.mechanisms, mech) }
 
-// NewExchange starts an exchange of mech, one of the Mech names, with
-// the broker's users.
-func (a *Authenticator) NewExchange(mech string) Exchange { return NewExchange(mech, a.Credentials) }
-
 // MinReauthInterval is how soon after the last one a re-authentication may
 // begin: an earlier SaslHandshake is served as after authentication
 // (Kafka's KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS).

@@ -72,8 +72,9 @@ func (f *Failure) ClientMessage(mech string, reauth bool) string {
 }
 
 // NewExchange starts an exchange of mechanism mech, one of the Mech
-// names, with the users of creds.
-func NewExchange(mech string, creds *Credentials) Exchange {
+// names, with the broker's users.
+func (a *Authenticator) NewExchange(mech string) Exchange {
+	creds := a.Credentials
 	switch mech {
 	case MechPlain:
 		return &plainServer{creds: creds}
