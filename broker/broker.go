@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
@@ -85,13 +86,9 @@ type Broker struct {
 	// nodesMu serializes StopNode and StartNode (moves.go).
 	nodesMu sync.Mutex
 
-	// tls is the setup of the SSL listeners; nil without one.
-	tls *brokerTLS
-	// creds are the SASL users; saslMechanisms is
-	// sasl.enabled.mechanisms in its configured order. Both are set by
-	// New; creds guards its run-time part itself.
-	creds          *credentials
-	saslMechanisms []string
+	// authn is who a client is: the TLS of the SSL listeners, the
+	// enabled SASL mechanisms and the SASL users (package auth).
+	authn *auth.Authenticator
 	// authz decides requests (authorize.go); nil when
 	// authorizer.class.name is empty: everything is allowed.
 	authz *acl.Authorizer
@@ -138,10 +135,7 @@ func New(cfg Config) (*Broker, error) {
 		conns: make(map[*conn]struct{}),
 		done:  make(chan struct{}),
 	}
-	if b.tls, err = newBrokerTLS(r.TLS, r.clientAuth, r.Listeners); err != nil {
-		return nil, err
-	}
-	if err := b.setUpSASL(); err != nil {
+	if b.authn, err = newAuthenticator(r); err != nil {
 		return nil, err
 	}
 	if b.authz, err = newAuthorizer(r.props); err != nil {
@@ -254,7 +248,7 @@ func (b *Broker) Start() error {
 			l := newListener(lc.Name, ln, advertise)
 			l.index, l.node = j, node
 			if usesTLS(lc.Protocol) {
-				l.tls = b.tls.config
+				l.tls = b.authn.TLSConfig()
 			}
 			l.sasl = usesSASL(lc.Protocol)
 			ls = append(ls, l)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
@@ -42,10 +43,10 @@ type Config struct {
 	// listener.security.protocol.map in Props do the same; set one or the
 	// other.
 	Listeners []ListenerConfig
-	// TLS configures the SSL and SASL_SSL listeners (tls.go): their certificate, and
+	// TLS configures the SSL and SASL_SSL listeners (package auth): their certificate, and
 	// the client CA for ssl.client.auth. Unused without such a listener.
 	TLS TLSConfig
-	// SASLUsers are the users of the SASL listeners (sasl_users.go), each
+	// SASLUsers are the users of the SASL listeners (package auth), each
 	// able to authenticate with PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512,
 	// as --sasl-user NAME:PASSWORD gives them.
 	SASLUsers []SASLUser
@@ -173,10 +174,10 @@ func (c Config) resolve() (*resolved, error) {
 func (r *resolved) resolveListeners() (map[string]string, error) {
 	props := maps.Clone(r.Props)
 	var err error
-	if r.clientAuth, err = parseClientAuth(props[propSSLClientAuth]); err != nil {
+	if r.clientAuth, err = auth.ParseClientAuth(props[auth.PropClientAuth]); err != nil {
 		return nil, err
 	}
-	delete(props, propSSLClientAuth)
+	delete(props, auth.PropClientAuth)
 	var given bool
 	var values [3]string
 	for i, name := range []string{propListeners, propAdvertisedListeners, propProtocolMap} {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/wire"
@@ -69,7 +70,7 @@ type conn struct {
 }
 
 func newConn(b *Broker, l *listener, nc net.Conn) *conn {
-	c := &conn{b: b, l: l, nc: nc, log: b.log.With(attrConn, nc.RemoteAddr().String()), principal: anonymousPrincipal}
+	c := &conn{b: b, l: l, nc: nc, log: b.log.With(attrConn, nc.RemoteAddr().String()), principal: auth.AnonymousPrincipal}
 	if l.sasl {
 		c.sasl = &saslConn{state: saslInitial}
 	}
@@ -116,10 +117,10 @@ func (c *conn) serve() {
 }
 
 // handshake runs the TLS handshake of an SSL listener's connection within
-// tlsHandshakeTimeout and sets the principal. A failed handshake is one log
+// auth.HandshakeTimeout and sets the principal. A failed handshake is one log
 // line; the caller closes the connection.
 func (c *conn) handshake(tc *tls.Conn) bool {
-	tc.SetDeadline(time.Now().Add(tlsHandshakeTimeout))
+	tc.SetDeadline(time.Now().Add(auth.HandshakeTimeout))
 	err := tc.Handshake()
 	c.b.mu.Lock()
 	if c.b.closing {
@@ -143,7 +144,7 @@ func (c *conn) handshake(tc *tls.Conn) bool {
 	// On SASL_SSL the principal is the SASL user's (sasl-principal),
 	// set when SASL completes, as Kafka's principal builder takes the
 	// SASL name over a client certificate.
-	principal := principalOf(tc.ConnectionState())
+	principal := auth.PrincipalOf(tc.ConnectionState())
 	if c.sasl == nil {
 		c.b.mu.Lock() // Principals (tests) reads it from another goroutine
 		c.principal = principal

@@ -1,6 +1,9 @@
 package broker
 
-import "github.com/sharebroker/sharebroker/durable"
+import (
+	"github.com/sharebroker/sharebroker/auth"
+	"github.com/sharebroker/sharebroker/durable"
+)
 
 // SCRAM credentials in the data directory (docs/durability.md scram-kept):
 // what AlterUserScramCredentials changed is restored over the credentials
@@ -9,31 +12,28 @@ import "github.com/sharebroker/sharebroker/durable"
 // restoreSCRAM applies the credentials and deletions the data directory
 // kept, then has every later change written there.
 func (b *Broker) restoreSCRAM(d *durable.Dir) {
+	creds := b.authn.Credentials
 	for k, cred := range d.SCRAMCredentials() {
-		m := scramMechanism(k.Mechanism)
-		if !m.valid() {
+		m := auth.SCRAMMechanism(k.Mechanism)
+		if !m.Valid() {
 			continue // written by a newer broker with a mechanism we do not serve
 		}
 		if cred == nil {
-			b.creds.deleteSCRAM(k.User, m)
+			creds.DeleteSCRAM(k.User, m)
 			continue
 		}
-		b.creds.setSCRAM(k.User, m, scramCredential{salt: cred.Salt, iterations: cred.Iterations,
-			storedKey: cred.StoredKey, serverKey: cred.ServerKey})
+		creds.SetSCRAM(k.User, m, auth.SCRAMCredential(*cred))
 	}
-	b.creds.mu.Lock()
-	defer b.creds.mu.Unlock()
-	b.creds.journal = func(name string, m scramMechanism, cred *scramCredential) {
+	creds.SetJournal(func(name string, m auth.SCRAMMechanism, cred *auth.SCRAMCredential) {
 		k := durable.SCRAMKey{User: name, Mechanism: int8(m)}
 		var err error
 		if cred == nil {
 			err = d.DeleteSCRAM(k)
 		} else {
-			err = d.SetSCRAM(k, durable.SCRAMCredential{Salt: cred.salt, StoredKey: cred.storedKey,
-				ServerKey: cred.serverKey, Iterations: cred.iterations})
+			err = d.SetSCRAM(k, durable.SCRAMCredential(*cred))
 		}
 		if err != nil {
 			b.log.Warn("SCRAM credential change not recorded", "user", name, "err", err)
 		}
-	}
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
@@ -157,6 +158,14 @@ func codeFor(err error) int16 {
 		return kerr.NotLeaderForPartition.Code
 	case errors.Is(err, errNotCoordinator), errors.Is(err, group.ErrNotCoordinator):
 		return kerr.NotCoordinator.Code
+	case errors.Is(err, auth.ErrDuplicateUser):
+		return kerr.DuplicateResource.Code
+	case errors.Is(err, auth.ErrNoCredential):
+		return kerr.ResourceNotFound.Code
+	case errors.Is(err, auth.ErrUnacceptableCredential):
+		return kerr.UnacceptableCredential.Code
+	case errors.Is(err, auth.ErrUnsupportedMechanism):
+		return kerr.UnsupportedSaslMechanism.Code
 	}
 	return kerr.UnknownServerError.Code
 }

@@ -43,7 +43,7 @@ func newMetrics(b *Broker, reg *prometheus.Registry, own bool) *metrics.Metrics 
 		}
 	}
 	if b.hasSASLListener() {
-		cfg.SASLMechanisms = b.saslMechanisms
+		cfg.SASLMechanisms = b.authn.Mechanisms()
 	}
 	return metrics.New(cfg)
 }

@@ -17,6 +17,9 @@ package broker
 //     OAUTHBEARER token's exp) a SaslHandshake after authentication starts
 //     a re-authentication (KIP-368) and any other request after the
 //     session expired closes the connection.
+//
+// The gate here decides on requests; the exchanges, the session's user
+// and lifetime and the failure messages are package auth's (auth.Session).
 
 import (
 	"encoding/binary"
@@ -27,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/wire"
 )
@@ -36,11 +40,6 @@ const (
 	propReauthMs       = "connections.max.reauth.ms"
 	propSASLMaxReceive = "sasl.server.max.receive.size"
 )
-
-// minReauthInterval is how soon after the last one a re-authentication may
-// begin: an earlier SaslHandshake is served as after authentication, with
-// ILLEGAL_SASL_STATE (Kafka's KafkaChannel.MIN_REAUTH_INTERVAL_ONE_SECOND_NANOS).
-const minReauthInterval = time.Second
 
 // saslState is where a connection is in its SASL conversation. States
 // start at 1 so the zero entry of saslMoves means "close".
@@ -103,22 +102,12 @@ var saslMoves = [numSASLStates][numSASLEvents]saslMove{
 	saslComplete:     {evAPIVersions: moveServe, evHandshake: moveServe, evAuthenticate: moveServe, evOther: moveServe},
 }
 
-// saslConn is the SASL side of a connection on a SASL listener. Only the
-// connection's goroutine touches it.
+// saslConn is the SASL side of a connection on a SASL listener: where
+// its conversation is, and the authentication session it drives. Only
+// the connection's goroutine touches it.
 type saslConn struct {
 	state saslState
-	// mech is the mechanism of the exchange under way or, when
-	// complete, of the last authentication; server is the exchange.
-	mech   string
-	server mechServer
-	// user is the authenticated user; kept across re-authentications,
-	// which must not change it.
-	user string
-	// expiry ends the session (zero: never); reauthStart is when the
-	// last re-authentication began.
-	expiry      time.Time
-	reauthStart time.Time
-	reauthing   bool
+	auth.Session
 	// badMechanism is why a re-authentication cannot go on.
 	badMechanism string
 }
@@ -146,14 +135,15 @@ func (c *conn) saslGate(h wire.Header, body []byte) bool {
 	s := c.sasl
 	now := c.b.clock.Now()
 	ev := saslEventOf(h.APIKey)
-	if s.state == saslComplete && !s.expiry.IsZero() {
-		if ev == evHandshake && (s.reauthStart.IsZero() || now.Sub(s.reauthStart) >= minReauthInterval) {
+	if s.state == saslComplete {
+		if ev == evHandshake && s.Reauthenticate(now) {
 			// KIP-368: the handshake begins a re-authentication, even
-			// after the session expired.
-			s.state, s.reauthing, s.reauthStart = saslReauth, true, now
-		} else if now.After(s.expiry) {
+			// after the session expired; too soon after the last one,
+			// it is served as after authentication (ILLEGAL_SASL_STATE).
+			s.state = saslReauth
+		} else if s.Expired(now) {
 			c.log.Warn("closing connection: SASL session expired without re-authentication",
-				attrAPI, kmsg.NameForKey(h.APIKey), attrMechanism, s.mech, "expired", s.expiry)
+				attrAPI, kmsg.NameForKey(h.APIKey), attrMechanism, s.Mech, "expired", s.Expiry)
 			return false
 		}
 	}
@@ -175,7 +165,7 @@ func (c *conn) saslGate(h wire.Header, body []byte) bool {
 	}
 	if s.state == saslBadMechanism {
 		c.log.Warn("closing connection: SASL re-authentication failed", attrReason, s.badMechanism)
-		c.b.metrics.SASLAuth(s.mech, false, c.nodeLabel())
+		c.b.metrics.SASLAuth(s.Mech, false, c.nodeLabel())
 		s.state = saslFailed
 		return false
 	}
@@ -211,22 +201,22 @@ func (c *conn) refuseSASL(h wire.Header, body []byte) {
 func (c *conn) saslHandshake(mech string, version int16) (*kmsg.SASLHandshakeResponse, bool) {
 	s := c.sasl
 	resp := kmsg.NewPtrSASLHandshakeResponse()
-	resp.SupportedMechanisms = c.b.saslMechanisms
-	if !c.b.mechanismEnabled(mech) {
+	resp.SupportedMechanisms = c.b.authn.Mechanisms()
+	err := s.Begin(c.b.authn, mech)
+	if errors.Is(err, auth.ErrMechanismNotEnabled) {
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		c.b.metrics.SASLAuth(metrics.MechUnsupported, false, c.nodeLabel())
-		c.log.Warn("closing connection: SASL mechanism not enabled", attrMechanism, mech, "enabled", c.b.saslMechanisms)
+		c.log.Warn("closing connection: SASL mechanism not enabled", attrMechanism, mech, "enabled", c.b.authn.Mechanisms())
 		s.state = saslFailed
 		return resp, false
 	}
-	if s.reauthing && mech != s.mech {
-		// Kafka answers the handshake and fails at the next frame,
-		// so that the failure is counted as a re-authentication's.
+	if err != nil {
+		// A re-authentication asked for another mechanism: answered
+		// here, failed at the next frame.
 		s.state = saslBadMechanism
-		s.badMechanism = fmt.Sprintf("SASL mechanism '%s' requested by client is not supported for re-authentication of mechanism '%s'", mech, s.mech)
+		s.badMechanism = err.Error()
 		return resp, true
 	}
-	s.mech, s.server = mech, c.b.newMechServer(mech)
 	s.state = saslAuthenticate
 	if version == 0 {
 		s.state = saslRawToken
@@ -241,68 +231,26 @@ func (c *conn) saslHandshake(mech string, version int16) (*kmsg.SASLHandshakeRes
 // failure already logged and counted.
 func (c *conn) saslStep(in []byte) (out []byte, lifetimeMs int64, failMsg string, ok bool) {
 	s := c.sasl
-	now := c.b.clock.Now()
-	out, done, err := s.server.step(in, now)
-	if err == nil && done && s.reauthing && s.server.user() != s.user {
-		err = publicFailure(fmt.Sprintf("Cannot change principals during re-authentication from User.%s: User.%s", s.user, s.server.user()))
-	}
-	if err != nil {
-		var f *saslFailure
-		if !errors.As(err, &f) {
-			f = &saslFailure{reason: err.Error()} // not for the client: generic below
-		}
-		failMsg = f.reason
-		if !f.public {
-			what := "authentication"
-			if s.reauthing {
-				what = "re-authentication"
-			}
-			failMsg = fmt.Sprintf("Authentication failed during %s due to invalid credentials with SASL mechanism %s", what, s.mech)
-		}
-		c.b.metrics.SASLAuth(s.mech, false, c.nodeLabel())
-		c.log.Warn("closing connection: SASL authentication failed", attrMechanism, s.mech, attrReauth, s.reauthing, attrReason, f.Error())
-		s.state, s.server = saslFailed, nil
-		return nil, 0, failMsg, false
-	}
-	if !done {
-		return out, 0, "", true
-	}
-	lifetimeMs = c.completeSASL(now)
-	return out, lifetimeMs, "", true
-}
-
-// completeSASL ends a successful exchange: the principal, the session's
-// expiry and its lifetime in ms as SaslAuthenticate v1+ reports it, as
-// Kafka's calcCompletionTimesAndReturnSessionLifetimeMs works it out.
-func (c *conn) completeSASL(now time.Time) int64 {
-	s := c.sasl
-	s.user = s.server.user()
-	var lifetime time.Duration
 	maxReauth := time.Duration(c.b.cfg.props.int64(propReauthMs)) * time.Millisecond
-	credExpiry := s.server.expires()
-	switch {
-	case !credExpiry.IsZero() && maxReauth > 0:
-		lifetime = min(credExpiry.Sub(now), maxReauth)
-	case !credExpiry.IsZero():
-		lifetime = credExpiry.Sub(now)
-	case maxReauth > 0:
-		lifetime = maxReauth
+	res, fail := s.Step(in, c.b.clock.Now(), maxReauth)
+	if fail != nil {
+		c.b.metrics.SASLAuth(s.Mech, false, c.nodeLabel())
+		c.log.Warn("closing connection: SASL authentication failed", attrMechanism, s.Mech, attrReauth, res.Reauth, attrReason, fail.Error())
+		s.state = saslFailed
+		return nil, 0, fail.ClientMessage(s.Mech, res.Reauth), false
 	}
-	lifetime = max(lifetime, 0)
-	s.expiry = time.Time{}
-	if !credExpiry.IsZero() || maxReauth > 0 {
-		s.expiry = now.Add(lifetime)
+	if !res.Done {
+		return res.Out, 0, "", true
 	}
-	s.state, s.server = saslComplete, nil
-	principal := "User:" + s.user
+	s.state = saslComplete
+	principal := "User:" + s.User
 	c.b.mu.Lock() // Principals (tests) reads it from another goroutine
 	c.principal = principal
 	c.b.mu.Unlock()
-	c.b.metrics.SASLAuth(s.mech, true, c.nodeLabel())
-	c.log.Debug("SASL authentication done", attrMechanism, s.mech, attrPrincipal, principal,
-		attrReauth, s.reauthing, "session_lifetime", lifetime)
-	s.reauthing = false
-	return lifetime.Milliseconds()
+	c.b.metrics.SASLAuth(s.Mech, true, c.nodeLabel())
+	c.log.Debug("SASL authentication done", attrMechanism, s.Mech, attrPrincipal, principal,
+		attrReauth, res.Reauth, "session_lifetime", res.Lifetime)
+	return res.Out, res.Lifetime.Milliseconds(), "", true
 }
 
 // rawSASLToken serves one frame of the v0 flow: a mechanism message
@@ -341,15 +289,15 @@ func (c *conn) saslCheck() error {
 	switch {
 	case s.state < saslInitial || s.state >= numSASLStates:
 		return fmt.Errorf("state %d out of range", s.state)
-	case exchanging != (s.server != nil):
-		return fmt.Errorf("state %v with exchange %v", s.state, s.server != nil)
-	case s.state == saslComplete && (s.user == "" || principal != "User:"+s.user):
-		return fmt.Errorf("complete as %q with principal %q", s.user, principal)
-	case s.user == "" && principal != anonymousPrincipal:
+	case exchanging != (s.Exchange != nil):
+		return fmt.Errorf("state %v with exchange %v", s.state, s.Exchange != nil)
+	case s.state == saslComplete && (s.User == "" || principal != "User:"+s.User):
+		return fmt.Errorf("complete as %q with principal %q", s.User, principal)
+	case s.User == "" && principal != auth.AnonymousPrincipal:
 		return fmt.Errorf("principal %q before any authentication", principal)
-	case s.user == "" && (s.reauthing || !s.expiry.IsZero()):
+	case s.User == "" && (s.Reauthing || !s.Expiry.IsZero()):
 		return fmt.Errorf("re-authenticating or expiring before any authentication")
-	case (s.state == saslReauth || s.state == saslBadMechanism) && !s.reauthing:
+	case (s.state == saslReauth || s.state == saslBadMechanism) && !s.Reauthing:
 		return fmt.Errorf("state %v outside a re-authentication", s.state)
 	}
 	return nil

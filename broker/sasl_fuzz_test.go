@@ -3,7 +3,6 @@ package broker
 import (
 	"encoding/binary"
 	"log/slog"
-	"maps"
 	"net"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
@@ -66,7 +66,7 @@ func FuzzSASL(f *testing.F) {
 		r.Version, r.Mechanism = v, mech
 		return saslFrame(r)
 	}
-	auth := func(msg string) []byte {
+	authMsg := func(msg string) []byte {
 		r := kmsg.NewPtrSASLAuthenticateRequest()
 		r.Version, r.SASLAuthBytes = 2, []byte(msg)
 		return saslFrame(r)
@@ -77,19 +77,19 @@ func FuzzSASL(f *testing.F) {
 	meta.Version = 12
 	plain := "\x00alice\x00alice-secret"
 	token := "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGljZSIsImV4cCI6MTcwMDAwMzYwMH0." // sub alice, exp start+1h
-	f.Add(saslSeed(saslFrame(versions), hs("PLAIN", 1), auth(plain), saslFrame(meta)))
+	f.Add(saslSeed(saslFrame(versions), hs("PLAIN", 1), authMsg(plain), saslFrame(meta)))
 	f.Add(saslSeed(hs("PLAIN", 0), []byte(plain), saslFrame(meta)))
-	f.Add(saslSeed(hs("PLAIN", 1), auth(plain), 200*100*time.Millisecond, hs("PLAIN", 1), auth(plain), saslFrame(meta)))
-	f.Add(saslSeed(hs("PLAIN", 1), auth(plain), 250*100*time.Millisecond, 250*100*time.Millisecond, 250*100*time.Millisecond, saslFrame(meta)))
-	f.Add(saslSeed(hs("PLAIN", 1), auth(plain), 20*100*time.Millisecond, hs("SCRAM-SHA-256", 1), auth("n,,n=alice,r=abc")))
-	f.Add(saslSeed(hs("SCRAM-SHA-256", 1), auth("n,,n=alice,r=abcdef"), auth("c=biws,r=abcdef,p=AAAA")))
-	f.Add(saslSeed(hs("OAUTHBEARER", 1), auth("n,,\x01auth=Bearer "+token+"\x01\x01"), saslFrame(meta)))
-	f.Add(saslSeed(hs("OAUTHBEARER", 1), auth("n,,\x01auth=Bearer a.b.\x01\x01"), auth("\x01")))
+	f.Add(saslSeed(hs("PLAIN", 1), authMsg(plain), 200*100*time.Millisecond, hs("PLAIN", 1), authMsg(plain), saslFrame(meta)))
+	f.Add(saslSeed(hs("PLAIN", 1), authMsg(plain), 250*100*time.Millisecond, 250*100*time.Millisecond, 250*100*time.Millisecond, saslFrame(meta)))
+	f.Add(saslSeed(hs("PLAIN", 1), authMsg(plain), 20*100*time.Millisecond, hs("SCRAM-SHA-256", 1), authMsg("n,,n=alice,r=abc")))
+	f.Add(saslSeed(hs("SCRAM-SHA-256", 1), authMsg("n,,n=alice,r=abcdef"), authMsg("c=biws,r=abcdef,p=AAAA")))
+	f.Add(saslSeed(hs("OAUTHBEARER", 1), authMsg("n,,\x01auth=Bearer "+token+"\x01\x01"), saslFrame(meta)))
+	f.Add(saslSeed(hs("OAUTHBEARER", 1), authMsg("n,,\x01auth=Bearer a.b.\x01\x01"), authMsg("\x01")))
 	f.Add(saslSeed(hs("GSSAPI", 1)))
 	f.Add(saslSeed(saslFrame(meta)))
 	// Salting alice's password is most of a broker's start: do it once
 	// and give each input a copy.
-	creds, err := newCredentials([]SASLUser{{Name: "alice", Password: "alice-secret"}})
+	creds, err := auth.NewCredentials([]SASLUser{{Name: "alice", Password: "alice-secret"}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func FuzzSASL(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b.creds = creds.clone()
+		b.authn.Credentials = creds.Clone()
 		// Never started: the endpoints Start would set, for Metadata.
 		b.endpoints.Store(&[][]endpoint{{{host: "127.0.0.1", port: 9092}}})
 		c := newConn(b, &listener{name: "SASL_PLAINTEXT", sasl: true}, saslFuzzConn{})
@@ -146,16 +146,4 @@ func FuzzSASL(f *testing.F) {
 			}
 		}
 	})
-}
-
-// clone copies the credentials, so an input's AlterUserScramCredentials
-// does not reach the next input.
-func (c *credentials) clone() *credentials {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := &credentials{plain: c.plain, scram: make(map[string]map[scramMechanism]scramCredential, len(c.scram))}
-	for name, byMech := range c.scram {
-		out.scram[name] = maps.Clone(byMech)
-	}
-	return out
 }

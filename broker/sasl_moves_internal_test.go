@@ -73,13 +73,13 @@ func TestSASLMovesEveryCell(t *testing.T) {
 			s.state = state
 			switch state {
 			case saslReauth, saslBadMechanism:
-				s.user, s.mech, s.reauthing = "alice", "PLAIN", true
+				s.User, s.Mech, s.Reauthing = "alice", "PLAIN", true
 				c.principal = "User:alice"
 			case saslComplete:
-				s.user, s.mech = "alice", "PLAIN"
+				s.User, s.Mech = "alice", "PLAIN"
 				c.principal = "User:alice"
 			case saslAuthenticate:
-				s.mech, s.server = "PLAIN", b.newMechServer("PLAIN")
+				s.Mech, s.Exchange = "PLAIN", b.authn.NewExchange("PLAIN")
 			}
 			frame := kmsg.NewRequestFormatter(kmsg.FormatterClientID("t")).AppendRequest(nil, events[ev], 1)[4:]
 			open := c.handleFrame(frame)

@@ -1,10 +1,11 @@
-package broker
+package auth
 
 // TLS listeners (docs/security.md): a listener whose security protocol is
-// SSL wraps each accepted connection in crypto/tls. The certificate is
-// either the one the configuration names (TLSConfig.CertFile and KeyFile,
-// PEM) or, with neither, one generated at start and signed by a CA that is
-// also generated at start, served at GET /v1/tls/ca.pem.
+// SSL or SASL_SSL wraps each accepted connection in crypto/tls. The
+// certificate is either the one the configuration names
+// (TLSConfig.CertFile and KeyFile, PEM) or, with neither, one generated
+// at start and signed by a CA that is also generated at start, served at
+// GET /v1/tls/ca.pem.
 
 import (
 	"crypto/ecdsa"
@@ -20,29 +21,14 @@ import (
 	"math/big"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 )
 
-// Security protocols of a listener (Kafka's SecurityProtocol names).
-const (
-	protoPlaintext     = "PLAINTEXT"
-	protoSSL           = "SSL"
-	protoSASLPlaintext = "SASL_PLAINTEXT"
-	protoSASLSSL       = "SASL_SSL"
-)
-
-// usesTLS reports whether a listener of protocol p wraps its connections
-// in TLS.
-func usesTLS(p string) bool { return p == protoSSL || p == protoSASLSSL }
-
-// usesSASL reports whether a listener of protocol p authenticates its
-// connections with SASL before serving them.
-func usesSASL(p string) bool { return p == protoSASLPlaintext || p == protoSASLSSL }
-
-// propSSLClientAuth is Kafka's ssl.client.auth: none, requested or
-// required. It is taken out of Config.Props with the listener properties.
-const propSSLClientAuth = "ssl.client.auth"
+// PropClientAuth is Kafka's ssl.client.auth: none, requested or
+// required.
+const PropClientAuth = "ssl.client.auth"
 
 // Values of ssl.client.auth.
 const (
@@ -51,12 +37,12 @@ const (
 	ClientAuthRequired  = "required"
 )
 
-// anonymousPrincipal is the principal of a connection without a client
-// certificate (Kafka's KafkaPrincipal.ANONYMOUS).
-const anonymousPrincipal = "User:ANONYMOUS"
+// AnonymousPrincipal is the principal of a connection without a client
+// certificate or SASL user (Kafka's KafkaPrincipal.ANONYMOUS).
+const AnonymousPrincipal = "User:ANONYMOUS"
 
-// tlsHandshakeTimeout bounds the TLS handshake of one connection.
-const tlsHandshakeTimeout = 10 * time.Second
+// HandshakeTimeout bounds the TLS handshake of one connection.
+const HandshakeTimeout = 10 * time.Second
 
 // TLSConfig configures the SSL and SASL_SSL listeners.
 type TLSConfig struct {
@@ -69,29 +55,20 @@ type TLSConfig struct {
 	ClientCAFile string
 }
 
-// brokerTLS is the resolved TLS setup: the tls.Config of the SSL listeners
+// listenerTLS is the resolved TLS setup: the tls.Config of the SSL listeners
 // and, when it was generated, the CA that signed their certificate.
-type brokerTLS struct {
+type listenerTLS struct {
 	config *tls.Config
 	caPEM  []byte // nil unless generated
 }
 
-// hasSSL reports whether any listener uses TLS (SSL or SASL_SSL).
-func hasSSL(ls []ListenerConfig) bool {
-	for _, l := range ls {
-		if usesTLS(l.Protocol) {
-			return true
-		}
-	}
-	return false
-}
-
-// newBrokerTLS builds the TLS setup for the listeners; nil when none is SSL.
-func newBrokerTLS(c TLSConfig, clientAuth string, ls []ListenerConfig) (*brokerTLS, error) {
-	if !hasSSL(ls) {
+// newListenerTLS builds the TLS setup of the SSL and SASL_SSL listeners;
+// nil when there is none.
+func newListenerTLS(c TLSConfig, clientAuth string, ls []Listener) (*listenerTLS, error) {
+	if !slices.ContainsFunc(ls, func(l Listener) bool { return l.TLS }) {
 		return nil, nil
 	}
-	out := &brokerTLS{config: &tls.Config{MinVersion: tls.VersionTLS12}}
+	out := &listenerTLS{config: &tls.Config{MinVersion: tls.VersionTLS12}}
 	switch {
 	case c.CertFile != "" && c.KeyFile != "":
 		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
@@ -121,7 +98,7 @@ func newBrokerTLS(c TLSConfig, clientAuth string, ls []ListenerConfig) (*brokerT
 	}
 	if clientAuth != ClientAuthNone {
 		if c.ClientCAFile == "" {
-			return nil, fmt.Errorf("%s=%s needs the client CA file (--tls-client-ca)", propSSLClientAuth, clientAuth)
+			return nil, fmt.Errorf("%s=%s needs the client CA file (--tls-client-ca)", PropClientAuth, clientAuth)
 		}
 		data, err := os.ReadFile(c.ClientCAFile)
 		if err != nil {
@@ -136,20 +113,20 @@ func newBrokerTLS(c TLSConfig, clientAuth string, ls []ListenerConfig) (*brokerT
 	return out, nil
 }
 
-// parseClientAuth checks a value of ssl.client.auth; empty is none.
-func parseClientAuth(v string) (string, error) {
+// ParseClientAuth checks a value of ssl.client.auth; empty is none.
+func ParseClientAuth(v string) (string, error) {
 	switch v = strings.ToLower(strings.TrimSpace(v)); v {
 	case "":
 		return ClientAuthNone, nil
 	case ClientAuthNone, ClientAuthRequested, ClientAuthRequired:
 		return v, nil
 	}
-	return "", fmt.Errorf("%s=%q: want required, requested or none", propSSLClientAuth, v)
+	return "", fmt.Errorf("%s=%q: want required, requested or none", PropClientAuth, v)
 }
 
 // tlsHostNames are the names a generated certificate covers: localhost,
 // the loopback addresses, and every listener's listen and advertised host.
-func tlsHostNames(ls []ListenerConfig) []string {
+func tlsHostNames(ls []Listener) []string {
 	names := []string{"localhost", "127.0.0.1", "::1"}
 	for _, l := range ls {
 		for _, addr := range []string{l.Listen, l.Advertise} {
@@ -232,12 +209,12 @@ func randomSerial() *big.Int {
 	return n
 }
 
-// principalOf is the Kafka principal of a TLS connection under Kafka's
+// PrincipalOf is the Kafka principal of a TLS connection under Kafka's
 // default mapping: User: and the subject DN of the client certificate in
 // RFC 2253 form, or User:ANONYMOUS without one.
-func principalOf(cs tls.ConnectionState) string {
+func PrincipalOf(cs tls.ConnectionState) string {
 	if len(cs.PeerCertificates) == 0 {
-		return anonymousPrincipal
+		return AnonymousPrincipal
 	}
 	cert := cs.PeerCertificates[0]
 	// The raw subject keeps the certificate's own attribute order, as
@@ -247,14 +224,4 @@ func principalOf(cs tls.ConnectionState) string {
 		return "User:" + cert.Subject.String()
 	}
 	return "User:" + dn.String()
-}
-
-// CAPEM returns the generated CA certificate of the SSL listeners as PEM,
-// or nil when no certificate was generated (no SSL or SASL_SSL listener, or a
-// certificate given in TLSConfig).
-func (b *Broker) CAPEM() []byte {
-	if b.tls == nil {
-		return nil
-	}
-	return b.tls.caPEM
 }

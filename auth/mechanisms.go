@@ -1,4 +1,4 @@
-package broker
+package auth
 
 // The server side of each SASL mechanism: PLAIN (RFC 4616, as Kafka's
 // PlainSaslServer), SCRAM-SHA-256 and SCRAM-SHA-512 (RFC 5802 through
@@ -21,64 +21,79 @@ import (
 	"github.com/xdg-go/scram"
 )
 
-// mechServer is one exchange of one mechanism.
-type mechServer interface {
-	// step takes the client's next message and returns the server's
-	// answer, and whether the client is now authenticated. A
-	// *saslFailure error ends the exchange.
-	step(in []byte, now time.Time) (out []byte, done bool, err error)
-	// user is the authenticated name, once done.
-	user() string
-	// expires is when the credential stops being valid (an OAUTHBEARER
+// Exchange is one exchange of one mechanism.
+type Exchange interface {
+	// Step takes the client's next message and returns the server's
+	// answer, and whether the client is now authenticated. A *Failure
+	// error ends the exchange.
+	Step(in []byte, now time.Time) (out []byte, done bool, err error)
+	// User is the authenticated name, once done.
+	User() string
+	// Expires is when the credential stops being valid (an OAUTHBEARER
 	// token's exp), or zero.
-	expires() time.Time
+	Expires() time.Time
 }
 
-// saslFailure is why an exchange failed. public says the message may go
-// to the client as is (Kafka's SaslAuthenticationException); otherwise
-// the client gets a generic message and the reason is only logged, so a
+// Failure is why an exchange failed. public says the message may go to
+// the client as is (Kafka's SaslAuthenticationException); otherwise the
+// client gets a generic message and the reason is only logged, so a
 // client cannot learn whether a user exists (Kafka's SaslException).
-type saslFailure struct {
+type Failure struct {
 	reason string
 	public bool
 	detail string // for the log only; empty when reason says it all
 }
 
-func (f *saslFailure) Error() string {
+// Error is the whole reason, for the log.
+func (f *Failure) Error() string {
 	if f.detail != "" {
 		return f.reason + ": " + f.detail
 	}
 	return f.reason
 }
 
-func publicFailure(reason string) error { return &saslFailure{reason: reason, public: true} }
+func publicFailure(reason string) error { return &Failure{reason: reason, public: true} }
 
 func privateFailure(format string, args ...any) error {
-	return &saslFailure{reason: fmt.Sprintf(format, args...)}
+	return &Failure{reason: fmt.Sprintf(format, args...)}
 }
 
-// newMechServer starts an exchange of mechanism mech, one that is
-// enabled.
-func (b *Broker) newMechServer(mech string) mechServer {
+// ClientMessage is what the client is told of the failure of an exchange
+// of mech: the reason when it is public, else Kafka's generic message.
+func (f *Failure) ClientMessage(mech string, reauth bool) string {
+	if f.public {
+		return f.reason
+	}
+	what := "authentication"
+	if reauth {
+		what = "re-authentication"
+	}
+	return fmt.Sprintf("Authentication failed during %s due to invalid credentials with SASL mechanism %s", what, mech)
+}
+
+// NewExchange starts an exchange of mechanism mech, one of the Mech
+// names, with the broker's users.
+func (a *Authenticator) NewExchange(mech string) Exchange {
+	creds := a.Credentials
 	switch mech {
-	case mechPlain:
-		return &plainServer{creds: b.creds}
-	case mechSCRAM256, mechSCRAM512:
+	case MechPlain:
+		return &plainServer{creds: creds}
+	case MechSCRAM256, MechSCRAM512:
 		m, _ := scramMechanismByName(mech)
-		return newSCRAMServer(b.creds, m)
-	case mechOAuth:
+		return newSCRAMServer(creds, m)
+	case MechOAuth:
 		return &oauthServer{}
 	}
-	panic("newMechServer: mechanism not enabled: " + mech)
+	panic("NewExchange: not a mechanism: " + mech)
 }
 
 // plainServer checks "authzid NUL authcid NUL password".
 type plainServer struct {
-	creds *credentials
+	creds *Credentials
 	name  string
 }
 
-func (s *plainServer) step(in []byte, _ time.Time) ([]byte, bool, error) {
+func (s *plainServer) Step(in []byte, _ time.Time) ([]byte, bool, error) {
 	parts := bytes.Split(in, []byte{0})
 	if len(parts) != 3 {
 		// Kafka's extractTokens stops counting at four.
@@ -99,33 +114,33 @@ func (s *plainServer) step(in []byte, _ time.Time) ([]byte, bool, error) {
 	return []byte{}, true, nil
 }
 
-func (s *plainServer) user() string       { return s.name }
-func (s *plainServer) expires() time.Time { return time.Time{} }
+func (s *plainServer) User() string       { return s.name }
+func (s *plainServer) Expires() time.Time { return time.Time{} }
 
 // scramServer runs the two SCRAM round trips through xdg-go/scram's
 // server conversation, adding Kafka's own checks of the client's first
 // message.
 type scramServer struct {
 	conv  *scram.ServerConversation
-	mech  scramMechanism
+	mech  SCRAMMechanism
 	name  string
 	steps int
 }
 
-func newSCRAMServer(creds *credentials, m scramMechanism) *scramServer {
+func newSCRAMServer(creds *Credentials, m SCRAMMechanism) *scramServer {
 	lookup := func(saslName string) (scram.StoredCredentials, error) {
-		cred, ok := creds.lookupSCRAM(scramUsername(saslName), m)
+		cred, ok := creds.LookupSCRAM(scramUsername(saslName), m)
 		if !ok {
 			return scram.StoredCredentials{}, errors.New("no such user")
 		}
 		return scram.StoredCredentials{
-			KeyFactors: scram.KeyFactors{Salt: string(cred.salt), Iters: int(cred.iterations)},
-			StoredKey:  cred.storedKey,
-			ServerKey:  cred.serverKey,
+			KeyFactors: scram.KeyFactors{Salt: string(cred.Salt), Iters: int(cred.Iterations)},
+			StoredKey:  cred.StoredKey,
+			ServerKey:  cred.ServerKey,
 		}, nil
 	}
 	hashGen := scram.SHA256
-	if m == scramSHA512 {
+	if m == SCRAMSHA512 {
 		hashGen = scram.SHA512
 	}
 	server, err := hashGen.NewServer(lookup)
@@ -141,7 +156,7 @@ func scramUsername(saslName string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(saslName, "=2C", ","), "=3D", "=")
 }
 
-func (s *scramServer) step(in []byte, _ time.Time) ([]byte, bool, error) {
+func (s *scramServer) Step(in []byte, _ time.Time) ([]byte, bool, error) {
 	msg := string(in)
 	s.steps++
 	switch s.steps {
@@ -193,8 +208,8 @@ func scramExtensions(clientFirst string) map[string]string {
 	return out
 }
 
-func (s *scramServer) user() string       { return s.name }
-func (s *scramServer) expires() time.Time { return time.Time{} }
+func (s *scramServer) User() string       { return s.name }
+func (s *scramServer) Expires() time.Time { return time.Time{} }
 
 // oauthServer validates an unsecured JWS (alg "none", empty signature) as
 // Kafka's OAuthBearerUnsecuredValidatorCallbackHandler does with its
@@ -218,9 +233,9 @@ var oauthInitialResponse = regexp.MustCompile(`\An,(?:a=((?:[\x01-\x2b\x2d-\x3c\
 // oauthAuth is the auth value: a scheme and a token.
 var oauthAuth = regexp.MustCompile(`\A(\w+) +([-_.a-zA-Z0-9]+)\z`)
 
-func (s *oauthServer) step(in []byte, now time.Time) ([]byte, bool, error) {
+func (s *oauthServer) Step(in []byte, now time.Time) ([]byte, bool, error) {
 	if len(in) == 1 && in[0] == 0x01 && s.errChallenge != "" {
-		return nil, false, &saslFailure{reason: s.errChallenge, public: true, detail: s.invalid}
+		return nil, false, &Failure{reason: s.errChallenge, public: true, detail: s.invalid}
 	}
 	s.errChallenge, s.invalid = "", ""
 	m := oauthInitialResponse.FindSubmatch(in)
@@ -262,8 +277,8 @@ func (s *oauthServer) step(in []byte, now time.Time) ([]byte, bool, error) {
 	return []byte{}, true, nil
 }
 
-func (s *oauthServer) user() string       { return s.name }
-func (s *oauthServer) expires() time.Time { return s.exp }
+func (s *oauthServer) User() string       { return s.name }
+func (s *oauthServer) Expires() time.Time { return s.exp }
 
 // unsecuredToken is what a valid unsecured JWS says.
 type unsecuredToken struct {
