@@ -1,4 +1,4 @@
-package broker
+package persist
 
 import (
 	"github.com/sharebroker/sharebroker/acl"
@@ -13,8 +13,9 @@ import (
 // has every later change written there. Without an authorizer the kept
 // ACLs are left in the directory, unused, as Kafka keeps its ACL records
 // whatever authorizer the broker runs.
-func (b *Broker) restoreACLs(d *durable.Dir) {
-	if b.authz == nil {
+func (b *Binding) restoreACLs(d *durable.Dir) {
+	authz := b.st.Authz
+	if authz == nil {
 		return
 	}
 	kept := d.ACLs()
@@ -24,16 +25,16 @@ func (b *Broker) restoreACLs(d *durable.Dir) {
 			PatternType: acl.PatternType(a.PatternType), Principal: a.Principal, Host: a.Host,
 			Operation: acl.Operation(a.Operation), Permission: acl.Permission(a.Permission)}
 	}
-	b.authz.Restore(bindings)
-	b.authz.SetJournal(func(created, deleted []acl.Binding) {
+	authz.Restore(bindings)
+	authz.SetJournal(func(created, deleted []acl.Binding) {
 		if len(created) > 0 {
 			if err := d.AddACLs(durableACLs(created)); err != nil {
-				b.log.Warn("ACL creation not recorded", "acls", len(created), "err", err)
+				b.cfg.Log.Warn("ACL creation not recorded", "acls", len(created), "err", err)
 			}
 		}
 		if len(deleted) > 0 {
 			if err := d.DeleteACLs(durableACLs(deleted)); err != nil {
-				b.log.Warn("ACL deletion not recorded", "acls", len(deleted), "err", err)
+				b.cfg.Log.Warn("ACL deletion not recorded", "acls", len(deleted), "err", err)
 			}
 		}
 	})
