@@ -18,14 +18,7 @@ func (b *Binding) restoreACLs(d *durable.Dir) {
 	if authz == nil {
 		return
 	}
-	kept := d.ACLs()
-	bindings := make([]acl.Binding, len(kept))
-	for i, a := range kept {
-		bindings[i] = acl.Binding{ResourceType: acl.ResourceType(a.ResourceType), ResourceName: a.ResourceName,
-			PatternType: acl.PatternType(a.PatternType), Principal: a.Principal, Host: a.Host,
-			Operation: acl.Operation(a.Operation), Permission: acl.Permission(a.Permission)}
-	}
-	authz.Restore(bindings)
+	authz.Restore(fromDurableACLs(d.ACLs()))
 	authz.SetJournal(func(created, deleted []acl.Binding) {
 		if len(created) > 0 {
 			if err := d.AddACLs(durableACLs(created)); err != nil {
@@ -46,6 +39,16 @@ func durableACLs(bs []acl.Binding) []durable.ACL {
 		out[i] = durable.ACL{ResourceType: int8(a.ResourceType), ResourceName: a.ResourceName,
 			PatternType: int8(a.PatternType), Principal: a.Principal, Host: a.Host,
 			Operation: int8(a.Operation), Permission: int8(a.Permission)}
+	}
+	return out
+}
+
+func fromDurableACLs(kept []durable.ACL) []acl.Binding {
+	out := make([]acl.Binding, len(kept))
+	for i, a := range kept {
+		out[i] = acl.Binding{ResourceType: acl.ResourceType(a.ResourceType), ResourceName: a.ResourceName,
+			PatternType: acl.PatternType(a.PatternType), Principal: a.Principal, Host: a.Host,
+			Operation: acl.Operation(a.Operation), Permission: acl.Permission(a.Permission)}
 	}
 	return out
 }
