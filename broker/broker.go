@@ -27,6 +27,7 @@ import (
 	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/metrics"
+	"github.com/sharebroker/sharebroker/persist"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/txn"
 )
@@ -39,11 +40,9 @@ type Broker struct {
 	clock locktimer.Clock
 	store *storage.Store
 
-	// producerIDs hands out idempotent and transactional producer IDs
-	// (newProducerID).
-	producerIDs atomic.Int64
-	// durable is the data directory; its dir is nil without one.
-	durable durableState
+	// data binds the state to the data directory (datadir.go) and hands
+	// out producer IDs; without a data directory it only counts them.
+	data *persist.Binding
 	// txns is the transaction coordinator (txn_markers.go).
 	txns *txn.Coordinator
 	// txnProduceHook, nil outside tests, runs in Produce between the
@@ -203,6 +202,7 @@ func New(cfg Config) (*Broker, error) {
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
+	b.data = b.newPersist()
 	return b, nil
 }
 
@@ -414,7 +414,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.txns.Close()
 	b.consumerGroups.Close()
 	b.shares.Close()
-	b.closeData()
+	b.data.Close()
 	b.log.Info("stopped")
 	return nil
 }

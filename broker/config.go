@@ -102,6 +102,9 @@ type resolved struct {
 	ownRegistry bool
 	// clientAuth is ssl.client.auth: none, requested or required.
 	clientAuth string
+	// beforeRecover, nil outside tests, runs in Start after the HTTP
+	// server is up and before recovery begins.
+	beforeRecover func()
 }
 
 func (c Config) resolve() (*resolved, error) {

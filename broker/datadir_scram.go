@@ -5,35 +5,34 @@ import (
 	"github.com/sharebroker/sharebroker/durable"
 )
 
-// SCRAM credentials in the data directory (docs/durability.md scram-kept):
-// what AlterUserScramCredentials changed is restored over the credentials
-// --sasl-user made at start, and from then on every change is written.
+// scramBinding is the SASL credentials as persist restores and journals
+// them (docs/durability.md scram-kept): durable's keys and credentials
+// turned into auth's own.
+type scramBinding struct{ c *auth.Credentials }
 
-// restoreSCRAM applies the credentials and deletions the data directory
-// kept, then has every later change written there.
-func (b *Broker) restoreSCRAM(d *durable.Dir) {
-	creds := b.authn.Credentials
-	for k, cred := range d.SCRAMCredentials() {
-		m := auth.SCRAMMechanism(k.Mechanism)
-		if !m.Valid() {
-			continue // written by a newer broker with a mechanism we do not serve
-		}
-		if cred == nil {
-			creds.DeleteSCRAM(k.User, m)
-			continue
-		}
-		creds.SetSCRAM(k.User, m, auth.SCRAMCredential(*cred))
+// RestoreSCRAM applies a kept credential, or a kept deletion.
+func (s scramBinding) RestoreSCRAM(k durable.SCRAMKey, cred *durable.SCRAMCredential) {
+	m := auth.SCRAMMechanism(k.Mechanism)
+	if !m.Valid() {
+		return // written by a newer broker with a mechanism we do not serve
 	}
-	creds.SetJournal(func(name string, m auth.SCRAMMechanism, cred *auth.SCRAMCredential) {
+	if cred == nil {
+		s.c.DeleteSCRAM(k.User, m)
+		return
+	}
+	s.c.SetSCRAM(k.User, m, auth.SCRAMCredential(*cred))
+}
+
+// SetSCRAMJournal has j told every later change; the credentials call it
+// under their lock, so the data directory sees the changes in order.
+func (s scramBinding) SetSCRAMJournal(j func(k durable.SCRAMKey, cred *durable.SCRAMCredential)) {
+	s.c.SetJournal(func(name string, m auth.SCRAMMechanism, cred *auth.SCRAMCredential) {
 		k := durable.SCRAMKey{User: name, Mechanism: int8(m)}
-		var err error
 		if cred == nil {
-			err = d.DeleteSCRAM(k)
-		} else {
-			err = d.SetSCRAM(k, durable.SCRAMCredential(*cred))
+			j(k, nil)
+			return
 		}
-		if err != nil {
-			b.log.Warn("SCRAM credential change not recorded", "user", name, "err", err)
-		}
+		kept := durable.SCRAMCredential(*cred)
+		j(k, &kept)
 	})
 }

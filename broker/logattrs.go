@@ -15,8 +15,4 @@ const (
 	attrMechanism  = "mechanism" // a SASL mechanism
 	attrReauth     = "reauthentication"
 	attrReason     = "reason"
-	// The data directory (datadir.go).
-	attrDataDir      = "data_dir"
-	attrFile         = "file"
-	attrBytesDropped = "bytes_dropped"
 )

@@ -1,4 +1,4 @@
-package broker
+package persist
 
 import (
 	"github.com/sharebroker/sharebroker/acl"
@@ -13,27 +13,21 @@ import (
 // has every later change written there. Without an authorizer the kept
 // ACLs are left in the directory, unused, as Kafka keeps its ACL records
 // whatever authorizer the broker runs.
-func (b *Broker) restoreACLs(d *durable.Dir) {
-	if b.authz == nil {
+func (b *Binding) restoreACLs(d *durable.Dir) {
+	authz := b.st.Authz
+	if authz == nil {
 		return
 	}
-	kept := d.ACLs()
-	bindings := make([]acl.Binding, len(kept))
-	for i, a := range kept {
-		bindings[i] = acl.Binding{ResourceType: acl.ResourceType(a.ResourceType), ResourceName: a.ResourceName,
-			PatternType: acl.PatternType(a.PatternType), Principal: a.Principal, Host: a.Host,
-			Operation: acl.Operation(a.Operation), Permission: acl.Permission(a.Permission)}
-	}
-	b.authz.Restore(bindings)
-	b.authz.SetJournal(func(created, deleted []acl.Binding) {
+	authz.Restore(fromDurableACLs(d.ACLs()))
+	authz.SetJournal(func(created, deleted []acl.Binding) {
 		if len(created) > 0 {
 			if err := d.AddACLs(durableACLs(created)); err != nil {
-				b.log.Warn("ACL creation not recorded", "acls", len(created), "err", err)
+				b.cfg.Log.Warn("ACL creation not recorded", "acls", len(created), "err", err)
 			}
 		}
 		if len(deleted) > 0 {
 			if err := d.DeleteACLs(durableACLs(deleted)); err != nil {
-				b.log.Warn("ACL deletion not recorded", "acls", len(deleted), "err", err)
+				b.cfg.Log.Warn("ACL deletion not recorded", "acls", len(deleted), "err", err)
 			}
 		}
 	})
@@ -45,6 +39,16 @@ func durableACLs(bs []acl.Binding) []durable.ACL {
 		out[i] = durable.ACL{ResourceType: int8(a.ResourceType), ResourceName: a.ResourceName,
 			PatternType: int8(a.PatternType), Principal: a.Principal, Host: a.Host,
 			Operation: int8(a.Operation), Permission: int8(a.Permission)}
+	}
+	return out
+}
+
+func fromDurableACLs(kept []durable.ACL) []acl.Binding {
+	out := make([]acl.Binding, len(kept))
+	for i, a := range kept {
+		out[i] = acl.Binding{ResourceType: acl.ResourceType(a.ResourceType), ResourceName: a.ResourceName,
+			PatternType: acl.PatternType(a.PatternType), Principal: a.Principal, Host: a.Host,
+			Operation: acl.Operation(a.Operation), Permission: acl.Permission(a.Permission)}
 	}
 	return out
 }
