@@ -419,25 +419,20 @@ func (s *ConsumerGroups) Describe(ids []string) []ConsumerDescribedGroup {
 }
 
 func (s *ConsumerGroups) describeOne(id string) ConsumerDescribedGroup {
-	if id == "" {
-		return ConsumerDescribedGroup{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
+	var d ConsumerDescribedGroup
+	if err := s.describeGroup(s.lookup, id, func(g *consumerGroup) { d = s.describeLocked(g) }); err != nil {
+		return ConsumerDescribedGroup{GroupID: id, Err: err}
 	}
-	notFound := ConsumerDescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a consumer group", ErrGroupIDNotFound, id)}
-	g, err := s.lookup(id, false)
-	if err != nil {
-		return notFound
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.deleted {
-		return notFound
-	}
+	return d
+}
+
+func (s *ConsumerGroups) describeLocked(g *consumerGroup) ConsumerDescribedGroup {
 	assignor := g.assignor
 	if assignor == "" {
 		assignor = s.cfg.Assignors[0]
 	}
 	d := ConsumerDescribedGroup{
-		GroupID: id, State: g.stateLocked(), GroupEpoch: g.groupEpoch,
+		GroupID: g.id, State: g.stateLocked(), GroupEpoch: g.groupEpoch,
 		AssignmentEpoch: g.assignmentEpoch, AssignorName: assignor,
 	}
 	for _, mid := range g.order {

@@ -134,6 +134,21 @@ func (c *coordinator[G]) withGroupFrom(lookup func(id string, create bool) (G, e
 	}
 }
 
+// describeGroup runs fn with group id, found by lookup, locked: the
+// Describe of the KIP-848 and share kinds. An empty ID is
+// ErrInvalidGroupID; a missing or removed group, or an ID of another type,
+// is ErrGroupIDNotFound, as Kafka says the same for both.
+func (c *coordinator[G]) describeGroup(lookup func(id string, create bool) (G, error), id string, fn func(g G)) error {
+	if id == "" {
+		return fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
+	}
+	missing := fmt.Errorf("%w: group %s is not a %s group", ErrGroupIDNotFound, id, c.kind)
+	return c.withGroupFrom(lookup, id, false, missing, func(g G) error {
+		fn(g)
+		return nil
+	})
+}
+
 // snapshot returns every group, taken under mu; the caller locks each.
 func (c *coordinator[G]) snapshot() []G {
 	c.mu.Lock()

@@ -286,21 +286,16 @@ func (s *ShareGroups) Describe(ids []string) []ShareDescribedGroup {
 }
 
 func (s *ShareGroups) describeOne(id string) ShareDescribedGroup {
-	if id == "" {
-		return ShareDescribedGroup{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
+	var d ShareDescribedGroup
+	if err := s.describeGroup(s.lookup, id, func(g *shareGroup) { d = describeShareLocked(g) }); err != nil {
+		return ShareDescribedGroup{GroupID: id, Err: err}
 	}
-	g, err := s.lookup(id, false)
-	if err != nil {
-		// Another group type, or missing: Kafka says the same for both.
-		return ShareDescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.deleted {
-		return ShareDescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
-	}
+	return d
+}
+
+func describeShareLocked(g *shareGroup) ShareDescribedGroup {
 	d := ShareDescribedGroup{
-		GroupID:         id,
+		GroupID:         g.id,
 		State:           g.stateLocked(),
 		GroupEpoch:      g.groupEpoch,
 		AssignmentEpoch: g.assignmentEpoch,
