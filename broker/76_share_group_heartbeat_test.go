@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/sharetest"
 	"github.com/sharebroker/sharebroker/internal/testadmin"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
@@ -21,16 +22,7 @@ type shareMember struct {
 
 func heartbeat(t *testing.T, ctx context.Context, cl *kgo.Client, groupID string, m *shareMember, topics []string) *kmsg.ShareGroupHeartbeatResponse {
 	t.Helper()
-	req := kmsg.NewPtrShareGroupHeartbeatRequest()
-	req.GroupID, req.MemberID, req.MemberEpoch, req.SubscribedTopicNames = groupID, m.id, m.epoch, topics
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil {
-		t.Fatalf("heartbeat: %v", err)
-	}
-	if resp.ErrorCode == 0 {
-		m.epoch = resp.MemberEpoch
-	}
-	return resp
+	return sharetest.Heartbeat(t, ctx, cl, groupID, m.id, &m.epoch, topics)
 }
 
 var (

@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/sharetest"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
@@ -66,28 +67,14 @@ func seedShareTopic(t *testing.T, ctx context.Context, cl *kgo.Client, n int) [1
 	return resp.Topics[0].TopicID
 }
 
-type ackSpec struct {
-	first, last int64
-	types       []int8
-}
+// ackSpec is an acknowledgement batch, written {first, last, types}.
+type ackSpec sharetest.AckBatch
 
 // fetch sends a ShareFetch for partition 0 of "t"; edit may change anything.
 func (s *rawShare) fetch(version int16, member string, epoch int32, acks []ackSpec, edit func(*kmsg.ShareFetchRequest)) *kmsg.ShareFetchResponse {
 	s.t.Helper()
-	req := kmsg.NewPtrShareFetchRequest()
+	req := sharetest.FetchRequest(s.group, member, epoch, s.topicID, sharetest.Part{Acks: sharetest.Batches(acks)})
 	req.Version = version
-	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(s.group), kmsg.StringPtr(member), epoch
-	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 0, 1, 1<<20, 500, 500
-	tp := kmsg.NewShareFetchRequestTopic()
-	tp.TopicID = s.topicID
-	p := kmsg.NewShareFetchRequestTopicPartition()
-	for _, a := range acks {
-		b := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
-		b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = a.first, a.last, a.types
-		p.AcknowledgementBatches = append(p.AcknowledgementBatches, b)
-	}
-	tp.Partitions = append(tp.Partitions, p)
-	req.Topics = append(req.Topics, tp)
 	if edit != nil {
 		edit(req)
 	}
@@ -124,19 +111,8 @@ func (s *rawShare) join(member, topic string) {
 // ack sends a ShareAcknowledge for partition 0 of "t".
 func (s *rawShare) ack(version int16, member string, epoch int32, renew bool, acks []ackSpec) *kmsg.ShareAcknowledgeResponse {
 	s.t.Helper()
-	req := kmsg.NewPtrShareAcknowledgeRequest()
-	req.Version = version
-	req.GroupID, req.MemberID, req.ShareSessionEpoch, req.IsRenewAck = kmsg.StringPtr(s.group), kmsg.StringPtr(member), epoch, renew
-	tp := kmsg.NewShareAcknowledgeRequestTopic()
-	tp.TopicID = s.topicID
-	p := kmsg.NewShareAcknowledgeRequestTopicPartition()
-	for _, a := range acks {
-		b := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
-		b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = a.first, a.last, a.types
-		p.AcknowledgementBatches = append(p.AcknowledgementBatches, b)
-	}
-	tp.Partitions = append(tp.Partitions, p)
-	req.Topics = append(req.Topics, tp)
+	req := sharetest.AckRequest(s.group, member, epoch, s.topicID, sharetest.Batches(acks))
+	req.Version, req.IsRenewAck = version, renew
 	return s.c.request(req).(*kmsg.ShareAcknowledgeResponse)
 }
 

@@ -15,166 +15,113 @@ import (
 )
 
 // codeFor is the only place a Go error becomes a Kafka error code. Domain
-// packages return sentinels; handlers pass them through here.
+// packages return sentinels; handlers pass them through here, and the
+// codes table says which code each sentinel is.
 func codeFor(err error) int16 {
-	switch {
-	case err == nil:
+	if err == nil {
 		return 0
-	// These wrap a txn sentinel below; the code the client gets is theirs
-	// (produce-txn-errors).
-	case errors.Is(err, errTxnNotVerified):
-		return kerr.NotEnoughReplicas.Code
-	case errors.Is(err, errNotEnoughReplicas):
-		return kerr.NotEnoughReplicas.Code
-	case errors.Is(err, errTransactionAbortable):
-		return kerr.TransactionAbortable.Code
-	case errors.Is(err, storage.ErrUnknownTopic):
-		return kerr.UnknownTopicOrPartition.Code
-	case errors.Is(err, storage.ErrUnknownTopicID):
-		return kerr.UnknownTopicID.Code
-	case errors.Is(err, storage.ErrTopicExists):
-		return kerr.TopicAlreadyExists.Code
-	case errors.Is(err, storage.ErrInvalidTopic):
-		return kerr.InvalidTopicException.Code
-	case errors.Is(err, storage.ErrInvalidPartitions):
-		return kerr.InvalidPartitions.Code
-	case errors.Is(err, storage.ErrOffsetOutOfRange):
-		return kerr.OffsetOutOfRange.Code
-	case errors.Is(err, storage.ErrCorruptMessage):
-		return kerr.CorruptMessage.Code
-	case errors.Is(err, storage.ErrInvalidRecord):
-		return kerr.InvalidRecord.Code
-	case errors.Is(err, storage.ErrMessageTooLarge):
-		return kerr.MessageTooLarge.Code
-	case errors.Is(err, storage.ErrOutOfOrderSequence):
-		return kerr.OutOfOrderSequenceNumber.Code
-	case errors.Is(err, storage.ErrInvalidProducerEpoch):
-		return kerr.InvalidProducerEpoch.Code
-	case errors.Is(err, storage.ErrInvalidTxnState):
-		return kerr.InvalidTxnState.Code
-	case errors.Is(err, storage.ErrInvalidTimestamp):
-		return kerr.InvalidTimestamp.Code
-	case errors.Is(err, storage.ErrPolicyViolation):
-		return kerr.PolicyViolation.Code
-	case errors.Is(err, storage.ErrTopicDeletionDisabled):
-		return kerr.TopicDeletionDisabled.Code
-	case errors.Is(err, storage.ErrStorage):
-		return kerr.KafkaStorageError.Code
-	case errors.Is(err, errInvalidConfig):
-		return kerr.InvalidConfig.Code
-	case errors.Is(err, sharepartition.ErrInvalidRecordState):
-		return kerr.InvalidRecordState.Code
-	case errors.Is(err, sharepartition.ErrInvalidRequest):
-		return kerr.InvalidRequest.Code
-	case errors.Is(err, shareserve.ErrInvalidRequest):
-		return kerr.InvalidRequest.Code
-	case errors.Is(err, shareserve.ErrShareSessionNotFound):
-		return kerr.ShareSessionNotFound.Code
-	case errors.Is(err, shareserve.ErrInvalidShareSessionEpoch):
-		return kerr.InvalidShareSessionEpoch.Code
-	case errors.Is(err, shareserve.ErrShareSessionLimit):
-		return kerr.ShareSessionLimitReached.Code
-	case errors.Is(err, group.ErrInvalidRequest):
-		return kerr.InvalidRequest.Code
-	case errors.Is(err, group.ErrInvalidGroupID):
-		return kerr.InvalidGroupID.Code
-	case errors.Is(err, group.ErrGroupIDNotFound):
-		return kerr.GroupIDNotFound.Code
-	case errors.Is(err, group.ErrUnknownMemberID):
-		return kerr.UnknownMemberID.Code
-	case errors.Is(err, group.ErrFencedMemberEpoch):
-		return kerr.FencedMemberEpoch.Code
-	case errors.Is(err, group.ErrGroupMaxSizeReached):
-		return kerr.GroupMaxSizeReached.Code
-	case errors.Is(err, group.ErrNonEmptyGroup):
-		return kerr.NonEmptyGroup.Code
-	case errors.Is(err, group.ErrInconsistentGroupProtocol):
-		return kerr.InconsistentGroupProtocol.Code
-	case errors.Is(err, group.ErrInvalidConfig):
-		return kerr.InvalidConfig.Code
-	case errors.Is(err, group.ErrMemberIDRequired):
-		return kerr.MemberIDRequired.Code
-	case errors.Is(err, group.ErrInvalidSessionTimeout):
-		return kerr.InvalidSessionTimeout.Code
-	case errors.Is(err, group.ErrIllegalGeneration):
-		return kerr.IllegalGeneration.Code
-	case errors.Is(err, group.ErrRebalanceInProgress):
-		return kerr.RebalanceInProgress.Code
-	case errors.Is(err, group.ErrFencedInstanceID):
-		return kerr.FencedInstanceID.Code
-	case errors.Is(err, group.ErrOffsetMetadataTooLarge):
-		return kerr.OffsetMetadataTooLarge.Code
-	case errors.Is(err, group.ErrUnknownTopicOrPartition):
-		return kerr.UnknownTopicOrPartition.Code
-	case errors.Is(err, group.ErrGroupSubscribedToTopic):
-		return kerr.GroupSubscribedToTopic.Code
-	case errors.Is(err, group.ErrCoordinatorNotAvailable):
-		return kerr.CoordinatorNotAvailable.Code
-	case errors.Is(err, group.ErrUnstableOffsetCommit):
-		return kerr.UnstableOffsetCommit.Code
-	case errors.Is(err, txn.ErrInvalidTimeout):
-		return kerr.InvalidTransactionTimeout.Code
-	case errors.Is(err, txn.ErrConcurrentTransactions):
-		return kerr.ConcurrentTransactions.Code
-	case errors.Is(err, txn.ErrProducerFenced):
-		return kerr.ProducerFenced.Code
-	case errors.Is(err, txn.ErrInvalidProducerIDMapping):
-		return kerr.InvalidProducerIDMapping.Code
-	case errors.Is(err, txn.ErrInvalidTxnState):
-		return kerr.InvalidTxnState.Code
-	case errors.Is(err, txn.ErrTransactionalIDNotFound):
-		return kerr.TransactionalIDNotFound.Code
-	case errors.Is(err, txn.ErrCoordinatorClosed):
-		return kerr.CoordinatorNotAvailable.Code
-	case errors.Is(err, group.ErrStaleMemberEpoch):
-		return kerr.StaleMemberEpoch.Code
-	case errors.Is(err, group.ErrUnreleasedInstanceID):
-		return kerr.UnreleasedInstanceID.Code
-	case errors.Is(err, group.ErrUnsupportedAssignor):
-		return kerr.UnsupportedAssignor.Code
-	case errors.Is(err, group.ErrInvalidRegularExpression):
-		return kerr.InvalidRegularExpression.Code
-	case errors.Is(err, group.ErrUnsupportedVersion):
-		return kerr.UnsupportedVersion.Code
-	case errors.Is(err, errInvalidRequest), errors.Is(err, acl.ErrInvalid):
-		return kerr.InvalidRequest.Code
-	case errors.Is(err, errClusterAuthorization):
-		return kerr.ClusterAuthorizationFailed.Code
-	case errors.Is(err, errTopicAuthorization):
-		return kerr.TopicAuthorizationFailed.Code
-	case errors.Is(err, errGroupAuthorization):
-		return kerr.GroupAuthorizationFailed.Code
-	case errors.Is(err, errTransactionalIDAuthorization):
-		return kerr.TransactionalIDAuthorizationFailed.Code
-	case errors.Is(err, errSecurityDisabled):
-		return kerr.SecurityDisabled.Code
-	case errors.Is(err, errInvalidReplicationFactor):
-		return kerr.InvalidReplicationFactor.Code
-	case errors.Is(err, errInvalidReplicaAssignment):
-		return kerr.InvalidReplicaAssignment.Code
-	case errors.Is(err, errMismatchedEndpointType):
-		return kerr.MismatchedEndpointType.Code
-	case errors.Is(err, errNotLeader):
-		return kerr.NotLeaderForPartition.Code
-	case errors.Is(err, errNotCoordinator), errors.Is(err, group.ErrNotCoordinator):
-		return kerr.NotCoordinator.Code
-	case errors.Is(err, auth.ErrDuplicateUser):
-		return kerr.DuplicateResource.Code
-	case errors.Is(err, auth.ErrNoCredential):
-		return kerr.ResourceNotFound.Code
-	case errors.Is(err, auth.ErrUnacceptableCredential):
-		return kerr.UnacceptableCredential.Code
-	case errors.Is(err, auth.ErrUnsupportedMechanism):
-		return kerr.UnsupportedSaslMechanism.Code
+	}
+	for _, c := range codes {
+		if errors.Is(err, c.sentinel) {
+			return c.code.Code
+		}
 	}
 	return kerr.UnknownServerError.Code
+}
+
+// codes maps each sentinel to its Kafka code. The first row whose sentinel
+// errors.Is finds in the error gives the code, so an error wrapping two
+// sentinels gets the earlier row's: the produce errors first, because
+// they wrap the txn sentinel whose code they replace (produce-txn-errors).
+// An error no row names is UNKNOWN_SERVER_ERROR. Each Kafka code the
+// broker raises itself has one sentinel of its own below; the domain
+// packages' sentinels map to the same codes.
+var codes = []struct {
+	sentinel error
+	code     *kerr.Error
+}{
+	{errNotEnoughReplicas, kerr.NotEnoughReplicas},
+	{errTransactionAbortable, kerr.TransactionAbortable},
+	{storage.ErrUnknownTopic, kerr.UnknownTopicOrPartition},
+	{storage.ErrUnknownTopicID, kerr.UnknownTopicID},
+	{storage.ErrTopicExists, kerr.TopicAlreadyExists},
+	{storage.ErrInvalidTopic, kerr.InvalidTopicException},
+	{storage.ErrInvalidPartitions, kerr.InvalidPartitions},
+	{storage.ErrOffsetOutOfRange, kerr.OffsetOutOfRange},
+	{storage.ErrCorruptMessage, kerr.CorruptMessage},
+	{storage.ErrInvalidRecord, kerr.InvalidRecord},
+	{storage.ErrMessageTooLarge, kerr.MessageTooLarge},
+	{storage.ErrOutOfOrderSequence, kerr.OutOfOrderSequenceNumber},
+	{storage.ErrInvalidProducerEpoch, kerr.InvalidProducerEpoch},
+	{storage.ErrInvalidTxnState, kerr.InvalidTxnState},
+	{storage.ErrInvalidTimestamp, kerr.InvalidTimestamp},
+	{storage.ErrPolicyViolation, kerr.PolicyViolation},
+	{storage.ErrTopicDeletionDisabled, kerr.TopicDeletionDisabled},
+	{storage.ErrStorage, kerr.KafkaStorageError},
+	{errInvalidConfig, kerr.InvalidConfig},
+	{sharepartition.ErrInvalidRecordState, kerr.InvalidRecordState},
+	{sharepartition.ErrInvalidRequest, kerr.InvalidRequest},
+	{shareserve.ErrInvalidRequest, kerr.InvalidRequest},
+	{shareserve.ErrShareSessionNotFound, kerr.ShareSessionNotFound},
+	{shareserve.ErrInvalidShareSessionEpoch, kerr.InvalidShareSessionEpoch},
+	{shareserve.ErrShareSessionLimit, kerr.ShareSessionLimitReached},
+	{group.ErrInvalidRequest, kerr.InvalidRequest},
+	{group.ErrInvalidGroupID, kerr.InvalidGroupID},
+	{group.ErrGroupIDNotFound, kerr.GroupIDNotFound},
+	{group.ErrUnknownMemberID, kerr.UnknownMemberID},
+	{group.ErrFencedMemberEpoch, kerr.FencedMemberEpoch},
+	{group.ErrGroupMaxSizeReached, kerr.GroupMaxSizeReached},
+	{group.ErrNonEmptyGroup, kerr.NonEmptyGroup},
+	{group.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
+	{group.ErrInvalidConfig, kerr.InvalidConfig},
+	{group.ErrMemberIDRequired, kerr.MemberIDRequired},
+	{group.ErrInvalidSessionTimeout, kerr.InvalidSessionTimeout},
+	{group.ErrIllegalGeneration, kerr.IllegalGeneration},
+	{group.ErrRebalanceInProgress, kerr.RebalanceInProgress},
+	{group.ErrFencedInstanceID, kerr.FencedInstanceID},
+	{group.ErrOffsetMetadataTooLarge, kerr.OffsetMetadataTooLarge},
+	{group.ErrUnknownTopicOrPartition, kerr.UnknownTopicOrPartition},
+	{group.ErrGroupSubscribedToTopic, kerr.GroupSubscribedToTopic},
+	{group.ErrCoordinatorNotAvailable, kerr.CoordinatorNotAvailable},
+	{group.ErrUnstableOffsetCommit, kerr.UnstableOffsetCommit},
+	{txn.ErrInvalidTimeout, kerr.InvalidTransactionTimeout},
+	{txn.ErrConcurrentTransactions, kerr.ConcurrentTransactions},
+	{txn.ErrProducerFenced, kerr.ProducerFenced},
+	{txn.ErrInvalidProducerIDMapping, kerr.InvalidProducerIDMapping},
+	{txn.ErrInvalidTxnState, kerr.InvalidTxnState},
+	{txn.ErrTransactionalIDNotFound, kerr.TransactionalIDNotFound},
+	{txn.ErrCoordinatorClosed, kerr.CoordinatorNotAvailable},
+	{group.ErrStaleMemberEpoch, kerr.StaleMemberEpoch},
+	{group.ErrUnreleasedInstanceID, kerr.UnreleasedInstanceID},
+	{group.ErrUnsupportedAssignor, kerr.UnsupportedAssignor},
+	{group.ErrInvalidRegularExpression, kerr.InvalidRegularExpression},
+	{group.ErrUnsupportedVersion, kerr.UnsupportedVersion},
+	{errInvalidRequest, kerr.InvalidRequest},
+	{acl.ErrInvalid, kerr.InvalidRequest},
+	{errClusterAuthorization, kerr.ClusterAuthorizationFailed},
+	{errTopicAuthorization, kerr.TopicAuthorizationFailed},
+	{errGroupAuthorization, kerr.GroupAuthorizationFailed},
+	{errTransactionalIDAuthorization, kerr.TransactionalIDAuthorizationFailed},
+	{errSecurityDisabled, kerr.SecurityDisabled},
+	{errInvalidReplicationFactor, kerr.InvalidReplicationFactor},
+	{errInvalidReplicaAssignment, kerr.InvalidReplicaAssignment},
+	{errMismatchedEndpointType, kerr.MismatchedEndpointType},
+	{errNotLeader, kerr.NotLeaderForPartition},
+	{errNotCoordinator, kerr.NotCoordinator},
+	{group.ErrNotCoordinator, kerr.NotCoordinator},
+	{auth.ErrDuplicateUser, kerr.DuplicateResource},
+	{auth.ErrNoCredential, kerr.ResourceNotFound},
+	{auth.ErrUnacceptableCredential, kerr.UnacceptableCredential},
+	{auth.ErrUnsupportedMechanism, kerr.UnsupportedSaslMechanism},
 }
 
 // Errors the broker itself raises while validating requests.
 var (
 	// errTxnNotVerified: a transactional batch could not be checked with
-	// the coordinator now (its transaction is completing); retry.
-	errTxnNotVerified = errors.New("cannot verify the partition is in the transaction yet")
+	// the coordinator now (its transaction is completing); retry. It is
+	// NOT_ENOUGH_REPLICAS, with a text of its own that Produce sends as
+	// the partition's message (produceErrMessage).
+	errTxnNotVerified = withMessage(errNotEnoughReplicas, "cannot verify the partition is in the transaction yet")
 	// errTransactionAbortable: a transactional batch for a partition not in
 	// the transaction; the producer must abort.
 	errTransactionAbortable = errors.New("partition is not in the transaction")

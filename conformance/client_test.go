@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/internal/sharetest"
 	"github.com/sharebroker/sharebroker/internal/testadmin"
 )
 
@@ -212,16 +213,7 @@ type member struct {
 // heartbeat sends one ShareGroupHeartbeat for m and tracks its epoch.
 func (e *env) heartbeat(group string, m *member, topics []string) *kmsg.ShareGroupHeartbeatResponse {
 	e.t.Helper()
-	req := kmsg.NewPtrShareGroupHeartbeatRequest()
-	req.GroupID, req.MemberID, req.MemberEpoch, req.SubscribedTopicNames = group, m.id, m.epoch, topics
-	resp, err := req.RequestWith(e.ctx, e.cl)
-	if err != nil {
-		e.t.Fatalf("heartbeat: %v", err)
-	}
-	if resp.ErrorCode == 0 {
-		m.epoch = resp.MemberEpoch
-	}
-	return resp
+	return sharetest.Heartbeat(e.t, e.ctx, e.cl, group, m.id, &m.epoch, topics)
 }
 
 var assignedCount = testadmin.AssignedCount
@@ -281,10 +273,8 @@ type rawShare struct {
 	topicID [16]byte
 }
 
-type ackBatch struct {
-	first, last int64
-	types       []int8
-}
+// ackBatch is an acknowledgement batch, written {first, last, types}.
+type ackBatch sharetest.AckBatch
 
 // sharePart names one partition of the raw topic in a request, with its
 // acknowledgement batches.
@@ -297,22 +287,11 @@ type sharePart struct {
 // change anything before it is sent.
 func (s *rawShare) fetch(member string, epoch int32, parts []sharePart, edit func(*kmsg.ShareFetchRequest)) *kmsg.ShareFetchResponse {
 	s.e.t.Helper()
-	req := kmsg.NewPtrShareFetchRequest()
-	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(s.group), kmsg.StringPtr(member), epoch
-	req.MaxWaitMillis, req.MinBytes, req.MaxBytes, req.MaxRecords, req.BatchSize = 0, 1, 1<<20, 500, 500
-	tp := kmsg.NewShareFetchRequestTopic()
-	tp.TopicID = s.topicID
+	ps := make([]sharetest.Part, 0, len(parts))
 	for _, sp := range parts {
-		p := kmsg.NewShareFetchRequestTopicPartition()
-		p.Partition, p.PartitionMaxBytes = sp.partition, 1<<20
-		for _, a := range sp.acks {
-			b := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
-			b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = a.first, a.last, a.types
-			p.AcknowledgementBatches = append(p.AcknowledgementBatches, b)
-		}
-		tp.Partitions = append(tp.Partitions, p)
+		ps = append(ps, sharetest.Part{Partition: sp.partition, MaxBytes: 1 << 20, Acks: sharetest.Batches(sp.acks)})
 	}
-	req.Topics = append(req.Topics, tp)
+	req := sharetest.FetchRequest(s.group, member, epoch, s.topicID, ps...)
 	if edit != nil {
 		edit(req)
 	}
@@ -326,18 +305,7 @@ func (s *rawShare) fetch(member string, epoch int32, parts []sharePart, edit fun
 // ack sends a ShareAcknowledge for partition 0.
 func (s *rawShare) ack(member string, epoch int32, acks []ackBatch) *kmsg.ShareAcknowledgeResponse {
 	s.e.t.Helper()
-	req := kmsg.NewPtrShareAcknowledgeRequest()
-	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr(s.group), kmsg.StringPtr(member), epoch
-	tp := kmsg.NewShareAcknowledgeRequestTopic()
-	tp.TopicID = s.topicID
-	p := kmsg.NewShareAcknowledgeRequestTopicPartition()
-	for _, a := range acks {
-		b := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
-		b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = a.first, a.last, a.types
-		p.AcknowledgementBatches = append(p.AcknowledgementBatches, b)
-	}
-	tp.Partitions = append(tp.Partitions, p)
-	req.Topics = append(req.Topics, tp)
+	req := sharetest.AckRequest(s.group, member, epoch, s.topicID, sharetest.Batches(acks))
 	resp, err := req.RequestWith(s.e.ctx, s.e.cl)
 	if err != nil {
 		s.e.t.Fatalf("share acknowledge: %v", err)

@@ -2,9 +2,7 @@ package group
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-	"strings"
 )
 
 // ClassicDescribedGroup is one group in DescribeGroups (describe). When Err is
@@ -63,35 +61,11 @@ type ClassicListedGroup struct {
 
 // List returns every classic group, sorted by ID (list).
 func (s *ClassicGroups) List() []ClassicListedGroup {
-	s.mu.Lock()
-	groups := slices.Collect(maps.Values(s.groups))
-	s.mu.Unlock()
-	out := make([]ClassicListedGroup, 0, len(groups))
-	for _, g := range groups {
-		g.mu.Lock()
-		if g.state != ClassicDead {
-			out = append(out, ClassicListedGroup{GroupID: g.id, ProtocolType: g.protocolType, State: g.state})
-		}
-		g.mu.Unlock()
-	}
-	slices.SortFunc(out, func(a, b ClassicListedGroup) int { return strings.Compare(a.GroupID, b.GroupID) })
-	return out
+	return listLive(&s.coordinator, func(g *classicGroup) ClassicListedGroup {
+		return ClassicListedGroup{GroupID: g.id, ProtocolType: g.protocolType, State: g.state}
+	})
 }
 
 // Delete removes a classic group without members, offsets included
 // (delete).
-func (s *ClassicGroups) Delete(id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := s.groups[id]
-	if g == nil {
-		return fmt.Errorf("%w: group %s is not a classic group", ErrGroupIDNotFound, id)
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if n := len(g.members); n > 0 {
-		return fmt.Errorf("%w: group %s has %d members", ErrNonEmptyGroup, id, n)
-	}
-	s.removeLocked(g)
-	return nil
-}
+func (s *ClassicGroups) Delete(id string) error { return s.deleteEmpty(id, s.removeLocked) }

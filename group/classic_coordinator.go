@@ -2,11 +2,8 @@ package group
 
 import (
 	"crypto/rand"
-	"errors"
 	"fmt"
-	"maps"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -44,63 +41,33 @@ type ClassicOptions struct {
 // after mu. The registry, topic resolution and the timer service are called
 // with a group lock held; timer callbacks take the group lock themselves.
 type ClassicGroups struct {
-	clock    locktimer.Clock
-	cfg      ClassicConfig
-	registry *Registry
-	resolve  TopicResolver
-	newID    func() string
-	timers   *locktimer.Service
+	coordinator[*classicGroup]
+	offsetJournals
+	cfg   ClassicConfig
+	newID func() string
 	// consumer hands empty groups over (migration.go); set by Link.
 	consumer *ConsumerGroups
-	// journal, nil without a data directory, is told every change of
-	// committed offsets (journal.go); set before serving.
-	journal OffsetJournal
-	// pendingJournal, nil without a data directory, is told every change
-	// of a transaction's pending offset commits (journal.go).
-	pendingJournal PendingJournal
-
-	mu        sync.Mutex // guards the fields below
-	groups    map[string]*classicGroup
-	retention retentionLoop
-	closed    bool
 }
 
 // NewClassicGroups validates o and returns an empty coordinator. Its offset
 // retention check runs every o.Config.RetentionCheckInterval on the clock
 // while any group exists.
 func NewClassicGroups(o ClassicOptions) (*ClassicGroups, error) {
-	if o.Clock == nil || o.Topics == nil {
-		return nil, errors.New("group: ClassicOptions needs Clock and Topics")
-	}
-	if err := o.Config.Validate(); err != nil {
+	s := &ClassicGroups{cfg: o.Config, newID: o.NewID, offsetJournals: offsetJournals{kind: TypeClassic}}
+	if err := s.init(TypeClassic, "ClassicOptions", o.Clock, o.Registry, o.Topics, o.Config.Validate); err != nil {
 		return nil, err
 	}
-	if o.Registry == nil {
-		o.Registry = NewRegistry()
+	if s.newID == nil {
+		s.newID = randomUUID
 	}
-	if o.NewID == nil {
-		o.NewID = randomUUID
-	}
-	s := &ClassicGroups{
-		clock:    o.Clock,
-		cfg:      o.Config,
-		registry: o.Registry,
-		resolve:  o.Topics,
-		newID:    o.NewID,
-		timers:   locktimer.NewService(o.Clock, nil),
-		groups:   make(map[string]*classicGroup),
-	}
+	s.refuseAfterClose = true
 	return s, nil
 }
 
 // Close stops every timer and answers every waiting JoinGroup and SyncGroup
 // with ErrCoordinatorNotAvailable. Groups and offsets are left as they are.
 func (s *ClassicGroups) Close() {
-	s.mu.Lock()
-	s.closed = true
-	groups := slices.Collect(maps.Values(s.groups))
-	s.mu.Unlock()
-	s.timers.Close()
+	groups := s.close()
 	err := fmt.Errorf("%w: the broker is shutting down", ErrCoordinatorNotAvailable)
 	for _, g := range groups {
 		g.mu.Lock()
@@ -133,31 +100,16 @@ func errFenced(instanceID, memberID string) error {
 // A missing group is ErrGroupIDNotFound; an ID of another group type fails
 // as Registry.Check says.
 func (s *ClassicGroups) lookup(id string, create bool) (*classicGroup, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.registry.Check(id, TypeClassic); err != nil {
-		return nil, err
-	}
-	if g := s.groups[id]; g != nil {
-		return g, nil
-	}
-	if !create {
-		return nil, fmt.Errorf("%w: group %s not found", ErrGroupIDNotFound, id)
-	}
-	if s.closed {
-		return nil, fmt.Errorf("%w: the broker is shutting down", ErrCoordinatorNotAvailable)
-	}
-	if err := s.registry.Claim(id, TypeClassic); err != nil {
-		return nil, err
-	}
-	return s.addGroupLocked(id, s.clock.Now()), nil
+	return s.coordinator.lookup(id, create, "group %s not found", func(id string) *classicGroup {
+		return s.addGroupLocked(id, s.clock.Now())
+	})
 }
 
 // addGroupLocked makes classic group id, Empty since since, which the
 // registry already gives to classic groups; s.mu is held.
 func (s *ClassicGroups) addGroupLocked(id string, since time.Time) *classicGroup {
 	g := &classicGroup{
-		id:         id,
+		groupBase:  groupBase{id: id},
 		state:      ClassicEmpty,
 		stateSince: since,
 		members:    make(map[string]*classicMember),
@@ -174,28 +126,6 @@ func (s *ClassicGroups) addGroupLocked(id string, since time.Time) *classicGroup
 // another type), the answer is missing when set, else lookup's error.
 func (s *ClassicGroups) withGroup(id string, create bool, missing error, fn func(g *classicGroup) error) error {
 	return s.withGroupFrom(s.lookup, id, create, missing, fn)
-}
-
-// withGroupFrom is withGroup finding the group with lookup.
-func (s *ClassicGroups) withGroupFrom(lookup func(id string, create bool) (*classicGroup, error),
-	id string, create bool, missing error, fn func(g *classicGroup) error) error {
-	for {
-		g, err := lookup(id, create)
-		if err != nil {
-			if missing != nil {
-				return missing
-			}
-			return err
-		}
-		g.mu.Lock()
-		if g.state == ClassicDead {
-			g.mu.Unlock()
-			continue
-		}
-		err = fn(g)
-		g.mu.Unlock()
-		return err
-	}
 }
 
 // touchLocked restarts m's session.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -43,9 +42,8 @@ type ClassicProtocol struct {
 // Dead is set once the group is removed from ClassicGroups; a holder of a
 // stale pointer looks the group up again.
 type classicGroup struct {
-	id string
+	groupBase // its ID, and mu
 
-	mu           sync.Mutex
 	state        ClassicGroupState
 	stateSince   time.Time // when state last changed: the retention base once Empty
 	protocolType string    // fixed by the first member; "" for a group that never had one

@@ -3,8 +3,6 @@ package group
 import (
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"time"
 )
 
@@ -98,7 +96,7 @@ func (s *ClassicGroups) Commit(in CommitInput) ([][]error, error) {
 			return err
 		}
 		errs = g.offsets.storeLocked(in.Topics, s.resolve, s.cfg.OffsetMetadataMaxBytes, s.clock.Now())
-		s.journalLocked(g)
+		s.journalLocked(g.id, &g.offsets)
 		return nil
 	})
 	if errors.Is(err, ErrGroupIDNotFound) && in.Generation >= 0 && !in.UnknownGroupIsNotFound {
@@ -210,7 +208,7 @@ func (s *ClassicGroups) DeleteOffsets(groupID string, topics []OffsetPartitions)
 		errs = g.offsets.deleteLocked(groupID, topics, s.resolve, func(topic string) bool {
 			return g.state != ClassicEmpty && (g.subscribed == nil || g.subscribed[topic])
 		})
-		s.journalLocked(g)
+		s.journalLocked(g.id, &g.offsets)
 		return nil
 	})
 	return errs, err
@@ -260,11 +258,7 @@ func (st *offsetStore) expireLocked(now time.Time, retention time.Duration, sinc
 // not armed; s.mu is held. The check runs every RetentionCheckInterval
 // while any classic group exists, so an idle broker has no timer for it.
 func (s *ClassicGroups) armRetentionLocked() {
-	if s.closed {
-		return
-	}
-	s.retention.armLocked(s.timers, s.clock, s.cfg.RetentionCheckInterval, &s.mu, s.expireOffsets,
-		func() bool { return len(s.groups) > 0 && !s.closed })
+	s.coordinator.armRetentionLocked(s.cfg.RetentionCheckInterval, s.expireOffsets)
 }
 
 // expireOffsets applies retention at now: the offsets of a group without
@@ -273,9 +267,7 @@ func (s *ClassicGroups) armRetentionLocked() {
 // at their explicit expiry. A group left with neither members nor offsets
 // is removed.
 func (s *ClassicGroups) expireOffsets(now time.Time) {
-	s.mu.Lock()
-	groups := slices.Collect(maps.Values(s.groups))
-	s.mu.Unlock()
+	groups := s.snapshot()
 	var drop []*classicGroup
 	for _, g := range groups {
 		g.mu.Lock()
@@ -288,7 +280,7 @@ func (s *ClassicGroups) expireOffsets(now time.Time) {
 				return c.commitTime
 			})
 			if len(g.offsets.committed) != n {
-				s.journalLocked(g)
+				s.journalLocked(g.id, &g.offsets)
 			}
 			if len(g.offsets.committed) == 0 && len(g.offsets.pending) == 0 && len(g.pending) == 0 {
 				drop = append(drop, g)
@@ -316,7 +308,7 @@ func (s *ClassicGroups) removeIfEmpty(g *classicGroup) {
 
 // removeLocked makes g Dead and forgets it; s.mu and g.mu are held.
 func (s *ClassicGroups) removeLocked(g *classicGroup) {
-	s.journalGoneLocked(g)
+	s.journalGoneLocked(g.id)
 	s.detachLocked(g)
 	s.registry.Release(g.id, TypeClassic)
 }

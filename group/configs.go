@@ -7,11 +7,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sharebroker/sharebroker/configdef"
 )
 
 // groupConfigDef is one dynamic GROUP config (resource type 32).
 type groupConfigDef struct {
-	name string
+	// Def declares it: name, type and meaning, and the default the
+	// reference shows (the broker property it derives from, as Synonym).
+	configdef.Def
 	// def renders the default, derived from the broker config.
 	def func(c *groupBounds) string
 	// check validates one value against its type and the broker bounds.
@@ -66,59 +70,75 @@ func constDef(v string) func(*groupBounds) string { return func(*groupBounds) st
 // broker's group.consumer.* properties; the streams.* entries use Kafka's
 // default broker bounds (group.streams.*), as there are no streams groups.
 var groupConfigs = []groupConfigDef{
-	{"consumer.heartbeat.interval.ms", func(c *groupBounds) string { return msString(c.consumer.HeartbeatInterval) },
+	{configdef.Def{Name: "consumer.heartbeat.interval.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "5000",
+		Doc: "Accepted and stored for consumer groups (KIP-848)."}, func(c *groupBounds) string { return msString(c.consumer.HeartbeatInterval) },
 		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
 			return c.consumer.MinHeartbeatInterval.Milliseconds(), c.consumer.MaxHeartbeatInterval.Milliseconds(),
 				"group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"
 		})},
-	{"consumer.session.timeout.ms", func(c *groupBounds) string { return msString(c.consumer.SessionTimeout) },
+	{configdef.Def{Name: "consumer.session.timeout.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "45000",
+		Doc: "Accepted and stored for consumer groups (KIP-848)."}, func(c *groupBounds) string { return msString(c.consumer.SessionTimeout) },
 		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
 			return c.consumer.MinSessionTimeout.Milliseconds(), c.consumer.MaxSessionTimeout.Milliseconds(),
 				"group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"
 		})},
-	{"errors.deadletterqueue.copy.record.enable", constDef("false"), checkBool},
-	{"errors.deadletterqueue.topic.name", constDef(""), checkDLQTopicName},
-	{"share.auto.offset.reset", constDef("latest"),
+	{configdef.Def{Name: "errors.deadletterqueue.copy.record.enable", Scope: configdef.Group, Kind: configdef.Bool, Default: "false",
+		Doc: "Whether a dead-letter record carries the source record's key, value and headers, or the context headers alone."}, constDef("false"), checkBool},
+	{configdef.Def{Name: "errors.deadletterqueue.topic.name", Scope: configdef.Group, Kind: configdef.String, Default: "",
+		Doc: "The share group's dead-letter topic (KIP-1191); blank for none. A name starting with `__` is refused (share-groups.md §10)."}, constDef(""), checkDLQTopicName},
+	{configdef.Def{Name: "share.auto.offset.reset", Scope: configdef.Group, Kind: configdef.String, Default: "latest",
+		Doc: "Where a share partition starts when the group first reads it: latest, earliest, or by_duration:<ISO-8601 duration>."}, constDef("latest"),
 		func(_ *groupBounds, name, value string) error {
 			if _, err := ParseOffsetReset(value); err != nil {
 				return fmt.Errorf("%w: invalid value %q for %s: %v", ErrInvalidConfig, value, name, err)
 			}
 			return nil
 		}},
-	{"share.delivery.count.limit", func(c *groupBounds) string { return itoa(c.DeliveryCountLimit) },
+	{configdef.Def{Name: "share.delivery.count.limit", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.delivery.count.limit",
+		Doc: "Delivery attempts after which a released or expired record is archived (Kafka 4.3)."}, func(c *groupBounds) string { return itoa(c.DeliveryCountLimit) },
 		intIn(2, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinDeliveryCountLimit), int64(c.MaxDeliveryCountLimit), "group.share.min.delivery.count.limit", "group.share.max.delivery.count.limit"
 		})},
-	{"share.heartbeat.interval.ms", func(c *groupBounds) string { return itoa(c.HeartbeatIntervalMs) },
+	{configdef.Def{Name: "share.heartbeat.interval.ms", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.heartbeat.interval.ms",
+		Doc: "Heartbeat interval the members are told."}, func(c *groupBounds) string { return itoa(c.HeartbeatIntervalMs) },
 		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinHeartbeatIntervalMs), int64(c.MaxHeartbeatIntervalMs), "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"
 		})},
-	{"share.isolation.level", constDef("read_uncommitted"),
+	{configdef.Def{Name: "share.isolation.level", Scope: configdef.Group, Kind: configdef.String, Default: "read_uncommitted",
+		Doc: "read_committed stops acquisition at the last stable offset and never delivers aborted records."}, constDef("read_uncommitted"),
 		func(_ *groupBounds, name, value string) error {
 			if value != "read_committed" && value != "read_uncommitted" {
 				return fmt.Errorf("%w: invalid value %q for %s: must be read_committed or read_uncommitted", ErrInvalidConfig, value, name)
 			}
 			return nil
 		}},
-	{"share.partition.max.record.locks", func(c *groupBounds) string { return itoa(c.PartitionMaxRecordLocks) },
+	{configdef.Def{Name: "share.partition.max.record.locks", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.partition.max.record.locks",
+		Doc: "Most in-flight records per share partition (Kafka 4.3)."}, func(c *groupBounds) string { return itoa(c.PartitionMaxRecordLocks) },
 		intIn(100, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinPartitionMaxRecordLocks), int64(c.MaxPartitionMaxRecordLocks), "group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks"
 		})},
-	{"share.record.lock.duration.ms", func(c *groupBounds) string { return itoa(c.RecordLockDurationMs) },
+	{configdef.Def{Name: "share.record.lock.duration.ms", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.record.lock.duration.ms",
+		Doc: "How long an acquired record stays locked to its member; AcquisitionLockTimeoutMs reports it."}, func(c *groupBounds) string { return itoa(c.RecordLockDurationMs) },
 		intIn(1000, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinRecordLockDurationMs), int64(c.MaxRecordLockDurationMs), "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"
 		})},
-	{"share.renew.acknowledge.enable", constDef("true"), checkBool},
-	{"share.session.timeout.ms", func(c *groupBounds) string { return itoa(c.SessionTimeoutMs) },
+	{configdef.Def{Name: "share.renew.acknowledge.enable", Scope: configdef.Group, Kind: configdef.Bool, Default: "true",
+		Doc: "Whether members may RENEW acquisition locks (KIP-1222); false refuses RENEW with INVALID_RECORD_STATE."}, constDef("true"), checkBool},
+	{configdef.Def{Name: "share.session.timeout.ms", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.session.timeout.ms",
+		Doc: "A member not heard from for this long is fenced; must exceed the heartbeat interval."}, func(c *groupBounds) string { return itoa(c.SessionTimeoutMs) },
 		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
 			return int64(c.MinSessionTimeoutMs), int64(c.MaxSessionTimeoutMs), "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"
 		})},
-	{"streams.heartbeat.interval.ms", constDef("5000"),
+	{configdef.Def{Name: "streams.heartbeat.interval.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "5000",
+		Doc: "Accepted and stored; streams groups are not served."}, constDef("5000"),
 		intIn(1, fixedBounds(5000, 15000, "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"))},
-	{"streams.initial.rebalance.delay.ms", constDef("3000"), intIn(0, nil)},
-	{"streams.num.standby.replicas", constDef("0"),
+	{configdef.Def{Name: "streams.initial.rebalance.delay.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "3000",
+		Doc: "Accepted and stored; streams groups are not served."}, constDef("3000"), intIn(0, nil)},
+	{configdef.Def{Name: "streams.num.standby.replicas", Scope: configdef.Group, Kind: configdef.Int, Default: "0",
+		Doc: "Accepted and stored; streams groups are not served."}, constDef("0"),
 		intIn(0, fixedBounds(0, 2, "0", "group.streams.max.standby.replicas"))},
-	{"streams.session.timeout.ms", constDef("45000"),
+	{configdef.Def{Name: "streams.session.timeout.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "45000",
+		Doc: "Accepted and stored; streams groups are not served."}, constDef("45000"),
 		intIn(1, fixedBounds(45000, 60000, "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"))},
 }
 
@@ -132,18 +152,28 @@ var sessionHeartbeatPairs = [][2]string{
 
 func findGroupConfig(name string) (groupConfigDef, bool) {
 	for _, d := range groupConfigs {
-		if d.name == name {
+		if d.Name == name {
 			return d, true
 		}
 	}
 	return groupConfigDef{}, false
 }
 
+// GroupConfigProperties declares every GROUP config, sorted by name, for
+// the broker's property table (DescribeConfigs, the README's reference).
+func GroupConfigProperties() []configdef.Def {
+	out := make([]configdef.Def, len(groupConfigs))
+	for i, d := range groupConfigs {
+		out[i] = d.Def
+	}
+	return out
+}
+
 // GroupConfigNames returns every valid GROUP config name, sorted.
 func GroupConfigNames() []string {
 	out := make([]string, len(groupConfigs))
 	for i, d := range groupConfigs {
-		out[i] = d.name
+		out[i] = d.Name
 	}
 	return out
 }
@@ -281,8 +311,8 @@ func (s *ConfigStore) validate(set map[string]string) error {
 	// Check in name order so the error for a request with several bad
 	// values does not depend on map order.
 	for _, d := range groupConfigs {
-		if v, ok := set[d.name]; ok {
-			if err := d.check(&s.broker, d.name, v); err != nil {
+		if v, ok := set[d.Name]; ok {
+			if err := d.check(&s.broker, d.Name, v); err != nil {
 				return err
 			}
 		}
@@ -316,10 +346,10 @@ func (s *ConfigStore) Describe(groupID string) []ConfigEntry {
 	set := s.overrides[groupID]
 	out := make([]ConfigEntry, 0, len(groupConfigs))
 	for _, d := range groupConfigs {
-		if v, ok := set[d.name]; ok {
-			out = append(out, ConfigEntry{Name: d.name, Value: v})
+		if v, ok := set[d.Name]; ok {
+			out = append(out, ConfigEntry{Name: d.Name, Value: v})
 		} else {
-			out = append(out, ConfigEntry{Name: d.name, Value: d.def(&s.broker), IsDefault: true})
+			out = append(out, ConfigEntry{Name: d.Name, Value: d.def(&s.broker), IsDefault: true})
 		}
 	}
 	slices.SortFunc(out, func(a, b ConfigEntry) int { return strings.Compare(a.Name, b.Name) })

@@ -1,13 +1,10 @@
 package group
 
 import (
-	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -40,63 +37,31 @@ type ConsumerOptions struct {
 // after mu. The registry, config store, topic resolution and timer service
 // are called with a group lock held; timer callbacks take the group lock.
 type ConsumerGroups struct {
-	clock    locktimer.Clock
-	cfg      ConsumerConfig
-	configs  *ConfigStore
-	registry *Registry
-	resolve  TopicResolver
-	newID    func() string
-	list     func() []string
-	timers   *locktimer.Service
+	coordinator[*consumerGroup]
+	offsetJournals
+	cfg     ConsumerConfig
+	configs *ConfigStore
+	newID   func() string
+	list    func() []string
 	// classic hands empty groups over (migration.go); set by Link.
 	classic *ClassicGroups
-	// journal, nil without a data directory, is told every change of
-	// committed offsets (journal.go); set before serving.
-	journal OffsetJournal
-	// pendingJournal, nil without a data directory, is told every change
-	// of a transaction's pending offset commits (journal.go).
-	pendingJournal PendingJournal
-
-	mu        sync.Mutex // guards the fields below
-	groups    map[string]*consumerGroup
-	retention retentionLoop
-	closed    bool
 }
 
 // NewConsumerGroups validates o and returns an empty coordinator.
 func NewConsumerGroups(o ConsumerOptions) (*ConsumerGroups, error) {
-	if o.Clock == nil || o.Topics == nil {
-		return nil, errors.New("group: ConsumerOptions needs Clock and Topics")
-	}
-	if err := o.Config.Validate(); err != nil {
+	s := &ConsumerGroups{cfg: o.Config, configs: o.Configs, newID: o.NewID, list: o.ListTopics,
+		offsetJournals: offsetJournals{kind: TypeConsumer}}
+	if err := s.init(TypeConsumer, "ConsumerOptions", o.Clock, o.Registry, o.Topics, o.Config.Validate); err != nil {
 		return nil, err
 	}
-	if o.Registry == nil {
-		o.Registry = NewRegistry()
+	if s.newID == nil {
+		s.newID = randomUUID
 	}
-	if o.NewID == nil {
-		o.NewID = randomUUID
-	}
-	return &ConsumerGroups{
-		clock:    o.Clock,
-		cfg:      o.Config,
-		configs:  o.Configs,
-		registry: o.Registry,
-		resolve:  o.Topics,
-		newID:    o.NewID,
-		list:     o.ListTopics,
-		timers:   locktimer.NewService(o.Clock, nil),
-		groups:   make(map[string]*consumerGroup),
-	}, nil
+	return s, nil
 }
 
 // Close stops every timer. Groups are left as they are.
-func (s *ConsumerGroups) Close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-	s.timers.Close()
-}
+func (s *ConsumerGroups) Close() { s.close() }
 
 // ConsumerHeartbeatInput is a ConsumerGroupHeartbeat request in domain terms.
 type ConsumerHeartbeatInput struct {
@@ -184,48 +149,27 @@ func (s *ConsumerGroups) Heartbeat(in ConsumerHeartbeatInput, now time.Time) (Co
 	if in.Version == 0 && in.MemberEpoch == 0 && in.MemberID == "" {
 		in.MemberID = s.newID()
 	}
-	for {
-		g, err := s.lookupJoining(in.GroupID, in.MemberEpoch == 0)
-		if err != nil {
-			return ConsumerHeartbeatResult{}, err
-		}
-		g.mu.Lock()
-		if g.deleted {
-			g.mu.Unlock()
-			continue
-		}
-		res, err := s.heartbeatLocked(g, &in, now)
-		g.mu.Unlock()
-		return res, err
-	}
+	var res ConsumerHeartbeatResult
+	err := s.withGroupFrom(s.lookupJoining, in.GroupID, in.MemberEpoch == 0, nil, func(g *consumerGroup) error {
+		var err error
+		res, err = s.heartbeatLocked(g, &in, now)
+		return err
+	})
+	return res, err
 }
 
 // lookup finds consumer group id, creating it when create is set.
 func (s *ConsumerGroups) lookup(id string, create bool) (*consumerGroup, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.registry.Check(id, TypeConsumer); err != nil {
-		return nil, err
-	}
-	if g := s.groups[id]; g != nil {
-		return g, nil
-	}
-	if !create {
-		return nil, fmt.Errorf("%w: consumer group %s not found", ErrGroupIDNotFound, id)
-	}
-	if err := s.registry.Claim(id, TypeConsumer); err != nil {
-		return nil, err
-	}
-	return s.addGroupLocked(id), nil
+	return s.coordinator.lookup(id, create, "consumer group %s not found", s.addGroupLocked)
 }
 
 // addGroupLocked makes an empty consumer group id, which the registry
 // already gives to consumer groups; s.mu is held.
 func (s *ConsumerGroups) addGroupLocked(id string) *consumerGroup {
 	g := &consumerGroup{
-		id:      id,
-		members: make(map[string]*consumerMember),
-		owner:   make(map[topicPartition]string),
+		groupBase: groupBase{id: id},
+		members:   make(map[string]*consumerMember),
+		owner:     make(map[topicPartition]string),
 	}
 	s.groups[id] = g
 	s.armRetentionLocked()
@@ -475,25 +419,20 @@ func (s *ConsumerGroups) Describe(ids []string) []ConsumerDescribedGroup {
 }
 
 func (s *ConsumerGroups) describeOne(id string) ConsumerDescribedGroup {
-	if id == "" {
-		return ConsumerDescribedGroup{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
+	var d ConsumerDescribedGroup
+	if err := s.describeGroup(s.lookup, id, func(g *consumerGroup) { d = s.describeLocked(g) }); err != nil {
+		return ConsumerDescribedGroup{GroupID: id, Err: err}
 	}
-	notFound := ConsumerDescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a consumer group", ErrGroupIDNotFound, id)}
-	g, err := s.lookup(id, false)
-	if err != nil {
-		return notFound
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.deleted {
-		return notFound
-	}
+	return d
+}
+
+func (s *ConsumerGroups) describeLocked(g *consumerGroup) ConsumerDescribedGroup {
 	assignor := g.assignor
 	if assignor == "" {
 		assignor = s.cfg.Assignors[0]
 	}
 	d := ConsumerDescribedGroup{
-		GroupID: id, State: g.stateLocked(), GroupEpoch: g.groupEpoch,
+		GroupID: g.id, State: g.stateLocked(), GroupEpoch: g.groupEpoch,
 		AssignmentEpoch: g.assignmentEpoch, AssignorName: assignor,
 	}
 	for _, mid := range g.order {
@@ -521,37 +460,17 @@ type ConsumerListedGroup struct {
 
 // List returns every consumer group, sorted by ID.
 func (s *ConsumerGroups) List() []ConsumerListedGroup {
-	s.mu.Lock()
-	groups := slices.Collect(maps.Values(s.groups))
-	s.mu.Unlock()
-	out := make([]ConsumerListedGroup, 0, len(groups))
-	for _, g := range groups {
-		g.mu.Lock()
-		if !g.deleted {
-			out = append(out, ConsumerListedGroup{GroupID: g.id, State: g.stateLocked()})
-		}
-		g.mu.Unlock()
-	}
-	slices.SortFunc(out, func(a, b ConsumerListedGroup) int { return strings.Compare(a.GroupID, b.GroupID) })
-	return out
+	return listLive(&s.coordinator, func(g *consumerGroup) ConsumerListedGroup {
+		return ConsumerListedGroup{GroupID: g.id, State: g.stateLocked()}
+	})
 }
 
 // Delete removes a consumer group with no members, offsets included
 // (DeleteGroups).
 func (s *ConsumerGroups) Delete(id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	g := s.groups[id]
-	if g == nil {
-		return fmt.Errorf("%w: group %s is not a consumer group", ErrGroupIDNotFound, id)
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if n := len(g.members); n > 0 {
-		return fmt.Errorf("%w: group %s has %d members", ErrNonEmptyGroup, id, n)
-	}
-	s.journalGoneLocked(g)
-	s.detachLocked(g)
-	s.registry.Release(id, TypeConsumer)
-	return nil
+	return s.deleteEmpty(id, func(g *consumerGroup) {
+		s.journalGoneLocked(g.id)
+		s.detachLocked(g)
+		s.registry.Release(id, TypeConsumer)
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"maps"
 	"regexp"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -25,9 +24,8 @@ const (
 // consumerGroup is one KIP-848 consumer group. Every field is guarded by
 // mu, which is taken after ConsumerGroups.mu when both are needed.
 type consumerGroup struct {
-	id string
+	groupBase // its ID, and mu
 
-	mu              sync.Mutex
 	deleted         bool // set by Delete; a holder of a stale pointer looks again
 	groupEpoch      int32
 	assignmentEpoch int32

@@ -25,7 +25,7 @@ func (s *ConsumerGroups) Commit(in CommitInput, version int16) ([][]error, error
 			return err
 		}
 		errs = g.offsets.storeLocked(in.Topics, s.resolve, s.cfg.OffsetMetadataMaxBytes, s.clock.Now())
-		s.journalLocked(g)
+		s.journalLocked(g.id, &g.offsets)
 		return nil
 	})
 	return errs, err
@@ -99,7 +99,7 @@ func (s *ConsumerGroups) DeleteOffsets(groupID string, topics []OffsetPartitions
 			}
 			return false
 		})
-		s.journalLocked(g)
+		s.journalLocked(g.id, &g.offsets)
 		return nil
 	})
 	return errs, err
@@ -110,20 +110,7 @@ func (s *ConsumerGroups) withGroup(id string, fn func(g *consumerGroup) error) e
 	if id == "" {
 		return fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
 	}
-	for {
-		g, err := s.lookup(id, false)
-		if err != nil {
-			return err
-		}
-		g.mu.Lock()
-		if g.deleted {
-			g.mu.Unlock()
-			continue
-		}
-		err = fn(g)
-		g.mu.Unlock()
-		return err
-	}
+	return s.withGroupFrom(s.lookup, id, false, nil, fn)
 }
 
 // storeLocked stores a commit's partitions (commit-stored) and returns one
@@ -208,11 +195,7 @@ func (st *offsetStore) fetchLocked(topics []OffsetPartitions, requireStable bool
 // s.mu is held. It runs every RetentionCheckInterval while any consumer
 // group exists.
 func (s *ConsumerGroups) armRetentionLocked() {
-	if s.closed {
-		return
-	}
-	s.retention.armLocked(s.timers, s.clock, s.cfg.RetentionCheckInterval, &s.mu, s.expireOffsets,
-		func() bool { return len(s.groups) > 0 && !s.closed })
+	s.coordinator.armRetentionLocked(s.cfg.RetentionCheckInterval, s.expireOffsets)
 }
 
 // expireOffsets applies retention at now (groups.md retention): the offsets
@@ -229,10 +212,10 @@ func (s *ConsumerGroups) expireOffsets(now time.Time) {
 			n := len(g.offsets.committed)
 			g.offsets.expireLocked(now, s.cfg.OffsetsRetention, func(committedOffset) time.Time { return g.emptySince })
 			if len(g.offsets.committed) != n {
-				s.journalLocked(g)
+				s.journalLocked(g.id, &g.offsets)
 			}
 			if len(g.offsets.committed) == 0 && len(g.offsets.pending) == 0 {
-				s.journalGoneLocked(g)
+				s.journalGoneLocked(g.id)
 				g.deleted = true
 				delete(s.groups, id)
 				s.registry.Release(id, TypeConsumer)

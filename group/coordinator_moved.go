@@ -74,24 +74,16 @@ func (s *ConsumerGroups) CoordinatorMoved(id string) {
 // scheduleShareGroupSessionTimeout for each loaded member). Unknown IDs
 // and groups of other types are ignored.
 func (s *ShareGroups) CoordinatorMoved(id string) {
-	s.mu.Lock()
-	g := s.groups[id]
-	s.mu.Unlock()
-	if g == nil {
-		return
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.deleted {
-		return
-	}
-	now := s.clock.Now()
-	session := s.configs.Share(g.id).SessionTimeout
-	for _, m := range g.members {
-		if m.timer == nil {
-			continue
+	_ = s.withGroupFrom(s.lookup, id, false, nil, func(g *shareGroup) error {
+		now := s.clock.Now()
+		session := s.configs.Share(g.id).SessionTimeout
+		for _, m := range g.members {
+			if m.timer == nil {
+				continue
+			}
+			m.deadline = now.Add(session)
+			s.timers.Reset(m.timer, m.deadline)
 		}
-		m.deadline = now.Add(session)
-		s.timers.Reset(m.timer, m.deadline)
-	}
+		return nil
+	})
 }

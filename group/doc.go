@@ -6,9 +6,10 @@
 // and KIP-848 protocols. The rules are named in docs/groups.md and
 // docs/share-groups.md; tests cite them.
 //
-// It imports only the standard library and locktimer: no kmsg, no broker, no
-// storage. The broker translates requests into the plain types here and
-// maps the sentinel errors of errors.go to Kafka codes.
+// It imports only the standard library, locktimer and configdef (in which
+// it declares its broker properties and GROUP configs): no kmsg, no
+// broker, no storage. The broker translates requests into the plain types
+// here and maps the sentinel errors of errors.go to Kafka codes.
 //
 // Shape:
 //
@@ -30,6 +31,13 @@
 //     round (or the leader's sync) completes, bounded by the round's
 //     rebalance timeout on the clock; session, rebalance, initial-delay and
 //     sync timeouts and offset retention all run on one locktimer.Service.
+//   - The three coordinators embed one coordinator (coordinator.go): the
+//     group map and its lock, finding and claiming an ID in the Registry,
+//     the look-again when a group is removed under a holder of its
+//     pointer, List, deleting an empty group, Close and the retention
+//     timer; the classic and KIP-848 ones also embed offsetJournals, the
+//     data directory's hooks (journal.go). What differs per kind stays in
+//     the kind's files.
 //
 // Topic metadata reaches the package through a caller-supplied TopicResolver
 // (topics.go, shared by every kind of group), because storage is not

@@ -79,27 +79,6 @@ func (st *offsetStore) restorePendingLocked(producerID int64, offsets []StoredOf
 	st.pending[producerID] = restoredOffsets(offsets)
 }
 
-// SetPendingJournal makes j receive every later change of pending
-// transactional commits. Call it once, before the coordinator serves.
-func (s *ClassicGroups) SetPendingJournal(j PendingJournal) { s.pendingJournal = j }
-
-// SetPendingJournal makes j receive every later change of pending
-// transactional commits. Call it once, before the coordinator serves.
-func (s *ConsumerGroups) SetPendingJournal(j PendingJournal) { s.pendingJournal = j }
-
-// journalPending tells j producerID's pending commits in st (none:
-// settled); the owning group's lock is held.
-func journalPending(j PendingJournal, groupID string, kind Type, producerID int64, st *offsetStore) {
-	if j == nil {
-		return
-	}
-	var offsets []StoredOffset
-	if m := st.pending[producerID]; len(m) > 0 {
-		offsets = storedOffsets(m)
-	}
-	j(groupID, kind, producerID, offsets)
-}
-
 // RestorePending gives a classic group a transaction's pending commits,
 // read back from a data directory before the coordinator serves; the
 // group is created Empty if it does not exist, as a TxnOffsetCommit
@@ -126,41 +105,9 @@ func (s *ConsumerGroups) RestorePending(groupID string, producerID int64, offset
 	})
 }
 
-// SetJournal makes j receive every later change of committed offsets. Call
-// it once, before the coordinator serves.
-func (s *ClassicGroups) SetJournal(j OffsetJournal) { s.journal = j }
-
-// SetJournal makes j receive every later change of committed offsets. Call
-// it once, before the coordinator serves.
-func (s *ConsumerGroups) SetJournal(j OffsetJournal) { s.journal = j }
-
 // SetJournal makes j receive every later change of overrides. Call it
 // once, before the store is used.
 func (s *ConfigStore) SetJournal(j ConfigJournal) { s.journal = j }
-
-func (s *ClassicGroups) journalLocked(g *classicGroup) {
-	if s.journal != nil {
-		s.journal(g.id, TypeClassic, g.offsets.storedLocked())
-	}
-}
-
-func (s *ClassicGroups) journalGoneLocked(g *classicGroup) {
-	if s.journal != nil {
-		s.journal(g.id, TypeClassic, nil)
-	}
-}
-
-func (s *ConsumerGroups) journalLocked(g *consumerGroup) {
-	if s.journal != nil {
-		s.journal(g.id, TypeConsumer, g.offsets.storedLocked())
-	}
-}
-
-func (s *ConsumerGroups) journalGoneLocked(g *consumerGroup) {
-	if s.journal != nil {
-		s.journal(g.id, TypeConsumer, nil)
-	}
-}
 
 // Restore adds an Empty classic group holding offsets, read back from a
 // data directory before the coordinator serves. Its offsets expire by

@@ -76,7 +76,7 @@ func (s *ConsumerGroups) upgradeEmptyClassic(id string) error {
 	g := s.addGroupLocked(id)
 	g.offsets, old.offsets = old.offsets, offsetStore{}
 	g.emptySince = old.stateSince
-	s.journalLocked(g) // the group's offsets, now under its new kind
+	s.journalLocked(g.id, &g.offsets) // the group's offsets, now under its new kind
 	return nil
 }
 
@@ -129,7 +129,7 @@ func (s *ClassicGroups) downgradeEmptyConsumer(id string) error {
 	}
 	g := s.addGroupLocked(id, since)
 	g.offsets, old.offsets = old.offsets, offsetStore{}
-	s.journalLocked(g) // the group's offsets, now under its new kind
+	s.journalLocked(g.id, &g.offsets) // the group's offsets, now under its new kind
 	return nil
 }
 

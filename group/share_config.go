@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sharebroker/sharebroker/configdef"
 )
 
 // ShareConfig is the broker-level group.share.* configuration. Kafka reads
@@ -54,14 +56,13 @@ func DefaultShareConfig() ShareConfig {
 }
 
 // BrokerProperty describes one broker-level property this package owns, for
-// the broker's property table (flags, config file, DescribeConfigs BROKER).
+// the broker's property table (flags, config file, DescribeConfigs BROKER,
+// the README's reference).
 type BrokerProperty struct {
-	Name    string
-	Default string
-	// Min and Max are the property's own range as Kafka's ConfigDef states
-	// it; cross-property rules (within the min/max pair, session greater
-	// than heartbeat) are checked by ShareConfig.Validate.
-	Min, Max int64
+	// Def declares the property. Min and Max are its own range as Kafka's
+	// ConfigDef states it; cross-property rules (within the min/max pair,
+	// session greater than heartbeat) are checked by ShareConfig.Validate.
+	configdef.Def
 	// Set parses value and stores it in c, checking Min and Max.
 	Set func(c *ShareConfig, value string) error
 	// Get renders the property's value in c.
@@ -69,10 +70,8 @@ type BrokerProperty struct {
 }
 
 type brokerProp struct {
-	Name     string
-	Default  string
-	Min, Max int64
-	field    func(c *ShareConfig) *int32 // nil for the string property
+	configdef.Def
+	field func(c *ShareConfig) *int32 // nil for the string property
 }
 
 func (p brokerProp) set(c *ShareConfig, value string) error {
@@ -101,28 +100,52 @@ func (p brokerProp) get(c *ShareConfig) string {
 
 const maxInt32 = math.MaxInt32
 
-// shareBrokerProps is the table of broker properties, with Kafka's own
-// ranges (share-groups.md §5.6).
+// shareBrokerProps declares the group.share.* broker properties, with
+// Kafka's own ranges (share-groups.md §5.6) and their meaning.
 var shareBrokerProps = []brokerProp{
-	{"group.share.record.lock.duration.ms", "30000", 1000, 3600000, func(c *ShareConfig) *int32 { return &c.RecordLockDurationMs }},
-	{"group.share.min.record.lock.duration.ms", "15000", 1000, 30000, func(c *ShareConfig) *int32 { return &c.MinRecordLockDurationMs }},
-	{"group.share.max.record.lock.duration.ms", "60000", 30000, 3600000, func(c *ShareConfig) *int32 { return &c.MaxRecordLockDurationMs }},
-	{"group.share.delivery.count.limit", "5", 2, 10, func(c *ShareConfig) *int32 { return &c.DeliveryCountLimit }},
-	{"group.share.min.delivery.count.limit", "2", 2, 5, func(c *ShareConfig) *int32 { return &c.MinDeliveryCountLimit }},
-	{"group.share.max.delivery.count.limit", "10", 5, 25, func(c *ShareConfig) *int32 { return &c.MaxDeliveryCountLimit }},
-	{"group.share.partition.max.record.locks", "2000", 100, 10000, func(c *ShareConfig) *int32 { return &c.PartitionMaxRecordLocks }},
-	{"group.share.min.partition.max.record.locks", "100", 100, 2000, func(c *ShareConfig) *int32 { return &c.MinPartitionMaxRecordLocks }},
-	{"group.share.max.partition.max.record.locks", "4000", 2000, 10000, func(c *ShareConfig) *int32 { return &c.MaxPartitionMaxRecordLocks }},
-	{"group.share.max.share.sessions", "2000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.MaxShareSessions }},
-	{"group.share.max.size", "200", 1, 1000, func(c *ShareConfig) *int32 { return &c.MaxSize }},
-	{"group.share.session.timeout.ms", "45000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.SessionTimeoutMs }},
-	{"group.share.min.session.timeout.ms", "45000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.MinSessionTimeoutMs }},
-	{"group.share.max.session.timeout.ms", "60000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.MaxSessionTimeoutMs }},
-	{"group.share.heartbeat.interval.ms", "5000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.HeartbeatIntervalMs }},
-	{"group.share.min.heartbeat.interval.ms", "5000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.MinHeartbeatIntervalMs }},
-	{"group.share.max.heartbeat.interval.ms", "15000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.MaxHeartbeatIntervalMs }},
-	{"group.share.assignors", "simple", 0, 0, nil},
-	{"share.fetch.purgatory.purge.interval.requests", "1000", math.MinInt32, maxInt32, func(c *ShareConfig) *int32 { return &c.FetchPurgatoryPurgeIntervalRequests }},
+	shareInt("group.share.record.lock.duration.ms", "30000", 1000, 3600000, func(c *ShareConfig) *int32 { return &c.RecordLockDurationMs },
+		"Default acquisition lock duration of share groups (share.record.lock.duration.ms)."),
+	shareInt("group.share.min.record.lock.duration.ms", "15000", 1000, 30000, func(c *ShareConfig) *int32 { return &c.MinRecordLockDurationMs },
+		"Lowest share.record.lock.duration.ms a group may set."),
+	shareInt("group.share.max.record.lock.duration.ms", "60000", 30000, 3600000, func(c *ShareConfig) *int32 { return &c.MaxRecordLockDurationMs },
+		"Highest share.record.lock.duration.ms a group may set."),
+	shareInt("group.share.delivery.count.limit", "5", 2, 10, func(c *ShareConfig) *int32 { return &c.DeliveryCountLimit },
+		"Default delivery attempts before a record is archived (share.delivery.count.limit)."),
+	shareInt("group.share.min.delivery.count.limit", "2", 2, 5, func(c *ShareConfig) *int32 { return &c.MinDeliveryCountLimit },
+		"Lowest share.delivery.count.limit a group may set (Kafka 4.3)."),
+	shareInt("group.share.max.delivery.count.limit", "10", 5, 25, func(c *ShareConfig) *int32 { return &c.MaxDeliveryCountLimit },
+		"Highest share.delivery.count.limit a group may set (Kafka 4.3)."),
+	shareInt("group.share.partition.max.record.locks", "2000", 100, 10000, func(c *ShareConfig) *int32 { return &c.PartitionMaxRecordLocks },
+		"Default in-flight record limit per share partition (share.partition.max.record.locks)."),
+	shareInt("group.share.min.partition.max.record.locks", "100", 100, 2000, func(c *ShareConfig) *int32 { return &c.MinPartitionMaxRecordLocks },
+		"Lowest share.partition.max.record.locks a group may set (Kafka 4.3)."),
+	shareInt("group.share.max.partition.max.record.locks", "4000", 2000, 10000, func(c *ShareConfig) *int32 { return &c.MaxPartitionMaxRecordLocks },
+		"Highest share.partition.max.record.locks a group may set (Kafka 4.3)."),
+	shareInt("group.share.max.share.sessions", "2000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.MaxShareSessions },
+		"Most share sessions the broker holds; must be at least group.share.max.size."),
+	shareInt("group.share.max.size", "200", 1, 1000, func(c *ShareConfig) *int32 { return &c.MaxSize },
+		"Most members of one share group."),
+	shareInt("group.share.session.timeout.ms", "45000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.SessionTimeoutMs },
+		"Default member session timeout of share groups (share.session.timeout.ms)."),
+	shareInt("group.share.min.session.timeout.ms", "45000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.MinSessionTimeoutMs },
+		"Lowest share.session.timeout.ms a group may set."),
+	shareInt("group.share.max.session.timeout.ms", "60000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.MaxSessionTimeoutMs },
+		"Highest share.session.timeout.ms a group may set."),
+	shareInt("group.share.heartbeat.interval.ms", "5000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.HeartbeatIntervalMs },
+		"Default heartbeat interval of share groups (share.heartbeat.interval.ms)."),
+	shareInt("group.share.min.heartbeat.interval.ms", "5000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.MinHeartbeatIntervalMs },
+		"Lowest share.heartbeat.interval.ms a group may set."),
+	shareInt("group.share.max.heartbeat.interval.ms", "15000", 1, maxInt32, func(c *ShareConfig) *int32 { return &c.MaxHeartbeatIntervalMs },
+		"Highest share.heartbeat.interval.ms a group may set."),
+	{configdef.Def{Name: "group.share.assignors", Scope: configdef.Broker, Kind: configdef.Enum, Default: "simple", Enum: []string{"simple"},
+		Doc: "Share group assignor; only simple exists."}, nil},
+	shareInt("share.fetch.purgatory.purge.interval.requests", "1000", math.MinInt32, maxInt32, func(c *ShareConfig) *int32 { return &c.FetchPurgatoryPurgeIntervalRequests },
+		"Accepted for compatibility; has no effect here."),
+}
+
+// shareInt declares a group.share.* INT property stored in field.
+func shareInt(name, def string, min, max int64, field func(c *ShareConfig) *int32, doc string) brokerProp {
+	return brokerProp{configdef.Def{Name: name, Scope: configdef.Broker, Kind: configdef.Int, Default: def, Min: min, Max: max, Doc: doc}, field}
 }
 
 // ShareBrokerProperties lists the broker properties of share groups with
@@ -130,7 +153,7 @@ var shareBrokerProps = []brokerProp{
 func ShareBrokerProperties() []BrokerProperty {
 	out := make([]BrokerProperty, len(shareBrokerProps))
 	for i, p := range shareBrokerProps {
-		out[i] = BrokerProperty{Name: p.Name, Default: p.Default, Min: p.Min, Max: p.Max, Set: p.set, Get: p.get}
+		out[i] = BrokerProperty{Def: p.Def, Set: p.set, Get: p.get}
 	}
 	return out
 }

@@ -1,12 +1,10 @@
 package group
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -38,15 +36,9 @@ type ShareOptions struct {
 // after mu. Topic resolution, the registry, the config store and the timer
 // service are called with a group lock held.
 type ShareGroups struct {
-	clock    locktimer.Clock
-	broker   ShareConfig
-	configs  *ConfigStore
-	registry *Registry
-	resolve  TopicResolver
-	timers   *locktimer.Service
-
-	mu     sync.Mutex // guards groups
-	groups map[string]*shareGroup
+	coordinator[*shareGroup]
+	broker  ShareConfig
+	configs *ConfigStore
 
 	rebalances atomic.Int64 // group epoch bumps of every share group (Rebalances)
 }
@@ -58,31 +50,18 @@ func (s *ShareGroups) Rebalances() int64 { return s.rebalances.Load() }
 
 // NewShareGroups validates o and returns an empty coordinator.
 func NewShareGroups(o ShareOptions) (*ShareGroups, error) {
-	if o.Clock == nil || o.Topics == nil {
-		return nil, errors.New("group: ShareOptions needs Clock and Topics")
-	}
-	if err := o.Broker.Validate(); err != nil {
+	s := &ShareGroups{broker: o.Broker, configs: o.Configs}
+	if err := s.init(TypeShare, "ShareOptions", o.Clock, o.Registry, o.Topics, o.Broker.Validate); err != nil {
 		return nil, err
 	}
-	if o.Configs == nil {
-		o.Configs = NewConfigStore(o.Broker)
+	if s.configs == nil {
+		s.configs = NewConfigStore(o.Broker)
 	}
-	if o.Registry == nil {
-		o.Registry = NewRegistry()
-	}
-	return &ShareGroups{
-		clock:    o.Clock,
-		broker:   o.Broker,
-		configs:  o.Configs,
-		registry: o.Registry,
-		resolve:  o.Topics,
-		timers:   locktimer.NewService(o.Clock, nil),
-		groups:   make(map[string]*shareGroup),
-	}, nil
+	return s, nil
 }
 
 // Close stops every session timer. Members are left as they are.
-func (s *ShareGroups) Close() { s.timers.Close() }
+func (s *ShareGroups) Close() { s.close() }
 
 // Configs returns the GROUP config store in use.
 func (s *ShareGroups) Configs() *ConfigStore { return s.configs }
@@ -168,43 +147,22 @@ func (s *ShareGroups) Heartbeat(in ShareHeartbeatInput, now time.Time) (ShareHea
 	if err := in.validate(); err != nil {
 		return ShareHeartbeatResult{}, err
 	}
-	for {
-		g, err := s.lookup(in.GroupID, in.MemberEpoch == 0)
-		if err != nil {
-			return ShareHeartbeatResult{}, err
-		}
-		g.mu.Lock()
-		if g.deleted {
-			// Delete won the race for this group; look it up again.
-			g.mu.Unlock()
-			continue
-		}
-		res, err := s.heartbeatLocked(g, &in, now)
-		g.mu.Unlock()
-		return res, err
-	}
+	var res ShareHeartbeatResult
+	err := s.withGroupFrom(s.lookup, in.GroupID, in.MemberEpoch == 0, nil, func(g *shareGroup) error {
+		var err error
+		res, err = s.heartbeatLocked(g, &in, now)
+		return err
+	})
+	return res, err
 }
 
 // lookup finds the share group id, creating it when create is set.
 func (s *ShareGroups) lookup(id string, create bool) (*shareGroup, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.registry.Check(id, TypeShare); err != nil {
-		return nil, err
-	}
-	g := s.groups[id]
-	if g != nil {
-		return g, nil
-	}
-	if !create {
-		return nil, fmt.Errorf("%w: group %s not found", ErrGroupIDNotFound, id)
-	}
-	if err := s.registry.Claim(id, TypeShare); err != nil {
-		return nil, err
-	}
-	g = &shareGroup{id: id, members: make(map[string]*shareMember), rebalances: &s.rebalances}
-	s.groups[id] = g
-	return g, nil
+	return s.coordinator.lookup(id, create, "group %s not found", func(id string) *shareGroup {
+		g := &shareGroup{groupBase: groupBase{id: id}, members: make(map[string]*shareMember), rebalances: &s.rebalances}
+		s.groups[id] = g
+		return g
+	})
 }
 
 func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *ShareHeartbeatInput, now time.Time) (ShareHeartbeatResult, error) {
@@ -328,21 +286,16 @@ func (s *ShareGroups) Describe(ids []string) []ShareDescribedGroup {
 }
 
 func (s *ShareGroups) describeOne(id string) ShareDescribedGroup {
-	if id == "" {
-		return ShareDescribedGroup{Err: fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)}
+	var d ShareDescribedGroup
+	if err := s.describeGroup(s.lookup, id, func(g *shareGroup) { d = describeShareLocked(g) }); err != nil {
+		return ShareDescribedGroup{GroupID: id, Err: err}
 	}
-	g, err := s.lookup(id, false)
-	if err != nil {
-		// Another group type, or missing: Kafka says the same for both.
-		return ShareDescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
-	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.deleted {
-		return ShareDescribedGroup{GroupID: id, Err: fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)}
-	}
+	return d
+}
+
+func describeShareLocked(g *shareGroup) ShareDescribedGroup {
 	d := ShareDescribedGroup{
-		GroupID:         id,
+		GroupID:         g.id,
 		State:           g.stateLocked(),
 		GroupEpoch:      g.groupEpoch,
 		AssignmentEpoch: g.assignmentEpoch,
@@ -378,43 +331,20 @@ type ShareListedGroup struct {
 // List returns every share group, sorted by ID. Filtering by type and state
 // is the broker's, since it spans all group types.
 func (s *ShareGroups) List() []ShareListedGroup {
-	s.mu.Lock()
-	groups := slices.Collect(maps.Values(s.groups))
-	s.mu.Unlock()
-	out := make([]ShareListedGroup, 0, len(groups))
-	for _, g := range groups {
-		g.mu.Lock()
-		if !g.deleted {
-			out = append(out, ShareListedGroup{GroupID: g.id, State: g.stateLocked()})
-		}
-		g.mu.Unlock()
-	}
-	slices.SortFunc(out, func(a, b ShareListedGroup) int { return strings.Compare(a.GroupID, b.GroupID) })
-	return out
+	return listLive(&s.coordinator, func(g *shareGroup) ShareListedGroup {
+		return ShareListedGroup{GroupID: g.id, State: g.stateLocked()}
+	})
 }
 
 // Delete removes an empty share group (DeleteGroups). The caller then
 // deletes the group's share-partition state. Group configs are left alone:
 // they exist independently of the group.
 func (s *ShareGroups) Delete(id string) error {
-	s.mu.Lock()
-	g := s.groups[id]
-	if g == nil {
-		s.mu.Unlock()
-		return fmt.Errorf("%w: group %s is not a share group", ErrGroupIDNotFound, id)
-	}
-	g.mu.Lock()
-	if n := len(g.members); n > 0 {
-		g.mu.Unlock()
-		s.mu.Unlock()
-		return fmt.Errorf("%w: group %s has %d members", ErrNonEmptyGroup, id, n)
-	}
-	g.deleted = true
-	delete(s.groups, id)
-	s.registry.Release(id, TypeShare)
-	g.mu.Unlock()
-	s.mu.Unlock()
-	return nil
+	return s.deleteEmpty(id, func(g *shareGroup) {
+		g.deleted = true
+		delete(s.groups, id)
+		s.registry.Release(id, TypeShare)
+	})
 }
 
 // EffectiveConfig returns group id's effective share config.
@@ -431,20 +361,10 @@ func (s *ShareGroups) RequireEmpty(id string, create bool) error {
 	if id == "" {
 		return fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
 	}
-	for {
-		g, err := s.lookup(id, create)
-		if err != nil {
-			return err
-		}
-		g.mu.Lock()
-		deleted, members := g.deleted, len(g.members)
-		g.mu.Unlock()
-		switch {
-		case deleted:
-			continue // Delete won a race; look again
-		case members > 0:
-			return fmt.Errorf("%w: group %s has %d members; stop them first", ErrNonEmptyGroup, id, members)
+	return s.withGroupFrom(s.lookup, id, create, nil, func(g *shareGroup) error {
+		if n := len(g.members); n > 0 {
+			return fmt.Errorf("%w: group %s has %d members; stop them first", ErrNonEmptyGroup, id, n)
 		}
 		return nil
-	}
+	})
 }

@@ -3,7 +3,6 @@ package group
 import (
 	"maps"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,9 +23,8 @@ const (
 // shareGroup is one share group. Every field is guarded by mu, which is
 // taken after ShareGroups.mu when both are needed.
 type shareGroup struct {
-	id string
+	groupBase // its ID, and mu
 
-	mu              sync.Mutex
 	deleted         bool // set by Delete; a holder of a stale pointer looks again
 	groupEpoch      int32
 	assignmentEpoch int32

@@ -40,7 +40,7 @@ func (s *ClassicGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 			}
 		}
 		errs = g.offsets.stageLocked(in.ProducerID, in.Topics, s.resolve, s.cfg.OffsetMetadataMaxBytes, s.clock.Now())
-		journalPending(s.pendingJournal, g.id, TypeClassic, in.ProducerID, &g.offsets)
+		s.journalPendingLocked(g.id, in.ProducerID, &g.offsets)
 		return nil
 	})
 	if errors.Is(err, ErrGroupIDNotFound) {
@@ -56,14 +56,7 @@ func (s *ClassicGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 // exists has nothing to settle.
 func (s *ClassicGroups) CompleteTxn(groupID string, producerID int64, commit bool) {
 	_ = s.withOffsetGroup(groupID, false, func(g *classicGroup) error {
-		_, had := g.offsets.pending[producerID]
-		g.offsets.completeTxnLocked(producerID, commit, s.clock.Now())
-		if commit {
-			s.journalLocked(g)
-		}
-		if had {
-			journalPending(s.pendingJournal, g.id, TypeClassic, producerID, &g.offsets)
-		}
+		s.completeTxnLocked(g.id, &g.offsets, producerID, commit, s.clock.Now())
 		return nil
 	})
 }
@@ -91,7 +84,7 @@ func (s *ConsumerGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 			}
 		}
 		errs = g.offsets.stageLocked(in.ProducerID, in.Topics, s.resolve, s.cfg.OffsetMetadataMaxBytes, s.clock.Now())
-		journalPending(s.pendingJournal, g.id, TypeConsumer, in.ProducerID, &g.offsets)
+		s.journalPendingLocked(g.id, in.ProducerID, &g.offsets)
 		return nil
 	})
 	return errs, err
@@ -101,14 +94,7 @@ func (s *ConsumerGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 // ClassicGroups.CompleteTxn does for classic ones.
 func (s *ConsumerGroups) CompleteTxn(groupID string, producerID int64, commit bool) {
 	_ = s.withGroup(groupID, func(g *consumerGroup) error {
-		_, had := g.offsets.pending[producerID]
-		g.offsets.completeTxnLocked(producerID, commit, s.clock.Now())
-		if commit {
-			s.journalLocked(g)
-		}
-		if had {
-			journalPending(s.pendingJournal, g.id, TypeConsumer, producerID, &g.offsets)
-		}
+		s.completeTxnLocked(g.id, &g.offsets, producerID, commit, s.clock.Now())
 		return nil
 	})
 }
