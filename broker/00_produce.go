@@ -117,8 +117,8 @@ func handleProduce(b *Broker, r *request) (kmsg.Response, error) {
 					break
 				}
 				res, err := p.Append(rp.Records, storage.AppendOptions{
-					MaxMessageBytes: settings.maxMessageBytes,
-					LogAppendTime:   settings.logAppendTime,
+					MaxMessageBytes: settings.MaxMessageBytes,
+					LogAppendTime:   settings.LogAppendTime,
 					NowMs:           nowMs,
 					TxnGuard:        guard,
 				})
@@ -220,7 +220,7 @@ func (b *Broker) checkMinInsync(acks int16, p *storage.Partition, settings topic
 		return nil
 	}
 	isr := len(b.cluster.LiveNodes())
-	if minIsr := min(int(settings.minInsync), b.cfg.Nodes); isr < minIsr {
+	if minIsr := min(int(settings.MinInsync), b.cfg.Nodes); isr < minIsr {
 		return fmt.Errorf("%w: partition %d of topic %s has %d in-sync replicas, min.insync.replicas is %d", errNotEnoughReplicas, p.Index, p.Topic, isr, minIsr)
 	}
 	return nil

@@ -54,7 +54,7 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return resp, nil
 	}
-	maxBytes := b.cfg.props.int32("fetch.max.bytes")
+	maxBytes := b.cfg.props.Int32("fetch.max.bytes")
 	if req.MaxBytes > 0 {
 		maxBytes = min(maxBytes, req.MaxBytes)
 	}

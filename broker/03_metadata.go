@@ -92,7 +92,7 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		return resp, nil
 	}
-	autoCreate := b.cfg.props.bool("auto.create.topics.enable") && (req.Version < 4 || req.AllowAutoTopicCreation)
+	autoCreate := b.cfg.props.Bool("auto.create.topics.enable") && (req.Version < 4 || req.AllowAutoTopicCreation)
 	// Refused topics follow the others, those refused CREATE first, as
 	// KafkaApis.handleTopicMetadataRequest lists them.
 	var refusedCreate, refusedDescribe []kmsg.MetadataResponseTopic
@@ -174,14 +174,14 @@ func (r *request) mayAutoCreate(name string) bool {
 // autoCreateTopic creates a topic with the broker's defaults. Two clients
 // racing to create the same topic both get it.
 func (b *Broker) autoCreateTopic(name string) (*storage.Topic, error) {
-	t, err := b.store.CreateTopic(name, b.cfg.props.int32("num.partitions"), nil)
+	t, err := b.store.CreateTopic(name, b.cfg.props.Int32("num.partitions"), nil)
 	if errors.Is(err, storage.ErrTopicExists) {
 		if t = b.store.Topic(name); t != nil {
 			return t, nil
 		}
 	}
 	if err == nil {
-		b.log.Info("topic auto-created", attrTopic, name, "partitions", b.cfg.props.int32("num.partitions"))
+		b.log.Info("topic auto-created", attrTopic, name, "partitions", b.cfg.props.Int32("num.partitions"))
 	}
 	return t, err
 }

@@ -24,7 +24,7 @@ func init() {
 func handleAPIVersions(b *Broker, r *request) (kmsg.Response, error) {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = advertisedAPIs()
-	addFeatures(resp, b.cfg.props.int32("transaction.version"), b.cfg.props.int32("share.version"))
+	addFeatures(resp, b.cfg.props.Int32("transaction.version"), b.cfg.props.Int32("share.version"))
 	return resp, nil
 }
 

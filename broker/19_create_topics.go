@@ -133,7 +133,7 @@ func (b *Broker) createTopic(rt *kmsg.CreateTopicsRequestTopic, validateOnly boo
 	st.NumPartitions, st.ReplicationFactor = partitions, int16(b.cfg.Nodes)
 	for _, e := range b.topicConfigEntries(configs) {
 		c := kmsg.NewCreateTopicsResponseTopicConfig()
-		c.Name = e.prop.name
+		c.Name = e.prop.Name
 		c.Value = &e.value
 		c.ReadOnly = e.readOnly
 		c.Source = int8(e.source)
@@ -168,7 +168,7 @@ func (b *Broker) newTopicPartitions(rt *kmsg.CreateTopicsRequestTopic) (int32, [
 	partitions := rt.NumPartitions
 	switch {
 	case partitions == -1:
-		partitions = b.cfg.props.int32("num.partitions")
+		partitions = b.cfg.props.Int32("num.partitions")
 	case partitions <= 0:
 		return 0, nil, fmt.Errorf("%w: %d; give a positive count or -1 for num.partitions", storage.ErrInvalidPartitions, partitions)
 	}

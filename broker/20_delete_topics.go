@@ -100,7 +100,7 @@ func handleDeleteTopics(b *Broker, r *request) (kmsg.Response, error) {
 			err = fmt.Errorf("%w: topic ID %x appears %d times in the request", errInvalidRequest, rt.TopicID[:], ids[rt.TopicID])
 		case rt.Topic == nil && rt.TopicID == [16]byte{}:
 			err = fmt.Errorf("%w: neither a topic name nor a topic ID was given", errInvalidRequest)
-		case !b.cfg.props.bool("delete.topic.enable"):
+		case !b.cfg.props.Bool("delete.topic.enable"):
 			err = fmt.Errorf("%w (delete.topic.enable=false)", storage.ErrTopicDeletionDisabled)
 			if req.Version < 3 {
 				err = fmt.Errorf("%w: topic deletion is disabled (delete.topic.enable=false)", errInvalidRequest)
@@ -123,7 +123,7 @@ func handleDeleteTopics(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		if err != nil {
 			st.ErrorCode, st.ErrorMessage = codeFor(err), errMessage(err)
-			if !b.cfg.props.bool("delete.topic.enable") {
+			if !b.cfg.props.Bool("delete.topic.enable") {
 				st.ErrorMessage = nil
 			}
 		}

@@ -70,7 +70,7 @@ func handleDescribeConfigs(b *Broker, r *request) (kmsg.Response, error) {
 			continue
 		}
 		for _, e := range entries {
-			if len(rr.ConfigNames) > 0 && !slices.Contains(rr.ConfigNames, e.prop.name) {
+			if len(rr.ConfigNames) > 0 && !slices.Contains(rr.ConfigNames, e.prop.Name) {
 				continue
 			}
 			sr.Configs = append(sr.Configs, describedConfig(req, e))
@@ -126,12 +126,12 @@ func (b *Broker) checkBrokerResource(node int32, name string) (clusterDefault bo
 
 func describedConfig(req *kmsg.DescribeConfigsRequest, e configEntry) kmsg.DescribeConfigsResponseResourceConfig {
 	c := kmsg.NewDescribeConfigsResponseResourceConfig()
-	c.Name = e.prop.name
+	c.Name = e.prop.Name
 	c.Value = &e.value
 	c.ReadOnly = e.readOnly
 	c.IsDefault = e.source == kmsg.ConfigSourceDefaultConfig
 	c.Source = e.source
-	c.ConfigType = e.prop.kind.configType()
+	c.ConfigType = configType(e.prop.Kind)
 	if req.IncludeSynonyms {
 		for _, s := range e.synonyms {
 			syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
@@ -140,7 +140,7 @@ func describedConfig(req *kmsg.DescribeConfigsRequest, e configEntry) kmsg.Descr
 		}
 	}
 	if req.IncludeDocumentation {
-		c.Documentation = &e.prop.doc
+		c.Documentation = &e.prop.Doc
 	}
 	return c
 }

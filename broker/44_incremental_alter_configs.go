@@ -27,6 +27,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/brokerconfig"
+	"github.com/sharebroker/sharebroker/configdef"
 )
 
 func init() { register(44, 0, 1, handleIncrementalAlterConfigs) }
@@ -70,11 +72,11 @@ func handleIncrementalAlterConfigs(b *Broker, r *request) (kmsg.Response, error)
 // scalars, so APPEND and SUBTRACT of one is INVALID_CONFIG, as Kafka answers
 // for any scalar config.
 func (b *Broker) applyConfigOp(typ kmsg.ConfigResourceType, overrides map[string]string, c kmsg.IncrementalAlterConfigsRequestResourceConfig) error {
-	scope, kind := scopeTopic, "topic"
+	scope, kind := configdef.Topic, "topic"
 	if typ == kmsg.ConfigResourceTypeGroupConfig {
-		scope, kind = scopeGroup, "group"
+		scope, kind = configdef.Group, "group"
 	}
-	p, known := lookupProperty(c.Name, scope)
+	p, known := brokerconfig.Lookup(c.Name, scope)
 	switch c.Op {
 	case kmsg.IncrementalAlterConfigOpSet:
 		if c.Value == nil {
@@ -92,7 +94,7 @@ func (b *Broker) applyConfigOp(typ kmsg.ConfigResourceType, overrides map[string
 		if !known {
 			return fmt.Errorf("%w: unknown %s config name: %s", errInvalidConfig, kind, c.Name)
 		}
-		if p.kind != kindList {
+		if p.Kind != configdef.List {
 			return fmt.Errorf("%w: %s is not a list, so it cannot be appended to or subtracted from", errInvalidConfig, c.Name)
 		}
 		if c.Value == nil {
@@ -100,10 +102,10 @@ func (b *Broker) applyConfigOp(typ kmsg.ConfigResourceType, overrides map[string
 		}
 		current, ok := overrides[c.Name]
 		if !ok {
-			current = b.cfg.props[p.synonym]
+			current = b.cfg.props[p.Synonym]
 		}
-		items := splitList(current)
-		for _, item := range splitList(*c.Value) {
+		items := configdef.SplitList(current)
+		for _, item := range configdef.SplitList(*c.Value) {
 			if c.Op == kmsg.IncrementalAlterConfigOpAppend && !slices.Contains(items, item) {
 				items = append(items, item)
 			}

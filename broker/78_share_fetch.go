@@ -236,7 +236,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 // MaxBytes capped by fetch.max.bytes (a negative MaxBytes means only the
 // cap; zero, nothing).
 func (b *Broker) shareFetchLimits(req *kmsg.ShareFetchRequest, mode sharepartition.AcquireMode) shareserve.Limits {
-	maxBytes := int64(b.cfg.props.int32("fetch.max.bytes"))
+	maxBytes := int64(b.cfg.props.Int32("fetch.max.bytes"))
 	switch {
 	case req.MaxBytes == 0:
 		maxBytes = 0

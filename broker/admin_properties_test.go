@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sharebroker/sharebroker/brokerconfig"
+	"github.com/sharebroker/sharebroker/configdef"
 	"github.com/sharebroker/sharebroker/group"
 )
 
@@ -13,51 +15,51 @@ import (
 // broker synonym of the same kind whose default is its default.
 func TestPropertyTable(t *testing.T) {
 	seen := make(map[string]bool)
-	for _, p := range properties {
-		key := p.name + "/" + map[propScope]string{scopeBroker: "broker", scopeTopic: "topic"}[p.scope]
+	for p := range brokerconfig.Properties() {
+		key := p.Name + "/" + map[configdef.Scope]string{configdef.Broker: "broker", configdef.Topic: "topic"}[p.Scope]
 		if seen[key] {
 			t.Errorf("%s: listed twice", key)
 		}
 		seen[key] = true
-		if p.doc == "" {
+		if p.Doc == "" {
 			t.Errorf("%s: no doc", key)
 		}
-		if p.kind.configType() == 0 {
-			t.Errorf("%s: kind %d has no config type", key, p.kind)
+		if configType(p.Kind) == 0 {
+			t.Errorf("%s: kind %d has no config type", key, p.Kind)
 		}
-		switch p.scope {
-		case scopeBroker:
-			if p.synonym != "" {
+		switch p.Scope {
+		case configdef.Broker:
+			if p.Synonym != "" {
 				t.Errorf("%s: a broker property has no synonym", key)
 			}
-			if err := p.validate(p.def); err != nil {
+			if err := p.Validate(p.Default); err != nil {
 				t.Errorf("%s: default fails validation: %v", key, err)
 			}
-		case scopeTopic:
-			if p.synonym == "" { // no broker default: its own, as Kafka's errors.deadletterqueue.group.enable
-				if p.def == "" || p.validate(p.def) != nil {
+		case configdef.Topic:
+			if p.Synonym == "" { // no broker default: its own, as Kafka's errors.deadletterqueue.group.enable
+				if p.Default == "" || p.Validate(p.Default) != nil {
 					t.Errorf("%s: a topic property without a synonym needs a valid default", key)
 				}
 				continue
 			}
-			if p.def != "" {
+			if p.Default != "" {
 				t.Errorf("%s: a topic property takes its default from its synonym", key)
 			}
-			bp, ok := lookupProperty(p.synonym, scopeBroker)
+			bp, ok := brokerconfig.Lookup(p.Synonym, configdef.Broker)
 			if !ok {
-				t.Errorf("%s: synonym %q is not a broker property", key, p.synonym)
+				t.Errorf("%s: synonym %q is not a broker property", key, p.Synonym)
 				continue
 			}
-			if bp.kind != p.kind {
-				t.Errorf("%s: kind %s, synonym %s has %s", key, p.kind, bp.name, bp.kind)
+			if bp.Kind != p.Kind {
+				t.Errorf("%s: kind %s, synonym %s has %s", key, p.Kind, bp.Name, bp.Kind)
 			}
-			if err := p.validate(bp.def); err != nil {
-				t.Errorf("%s: synonym default %q fails validation: %v", key, bp.def, err)
+			if err := p.Validate(bp.Default); err != nil {
+				t.Errorf("%s: synonym default %q fails validation: %v", key, bp.Default, err)
 			}
-		case scopeGroup:
+		case configdef.Group:
 			// Names, defaults and values belong to the group package,
 			// which validates them; here only the listing is checked.
-			if !slices.Contains(group.GroupConfigNames(), p.name) {
+			if !slices.Contains(group.GroupConfigNames(), p.Name) {
 				t.Errorf("%s: not a group config of the group package", key)
 			}
 		default:
@@ -91,11 +93,11 @@ func TestPropertyValidate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, ok := lookupProperty(tt.prop, scopeTopic)
+			p, ok := brokerconfig.Lookup(tt.prop, configdef.Topic)
 			if !ok {
 				t.Fatalf("no topic property %s", tt.prop)
 			}
-			err := p.validate(tt.value)
+			err := p.Validate(tt.value)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Fatalf("validate(%q) = %v, want nil", tt.value, err)

@@ -8,23 +8,8 @@ import (
 	"slices"
 
 	"github.com/sharebroker/sharebroker/auth"
+	"github.com/sharebroker/sharebroker/configdef"
 )
-
-// Security protocols of a listener (Kafka's SecurityProtocol names).
-const (
-	protoPlaintext     = "PLAINTEXT"
-	protoSSL           = "SSL"
-	protoSASLPlaintext = "SASL_PLAINTEXT"
-	protoSASLSSL       = "SASL_SSL"
-)
-
-// usesTLS reports whether a listener of protocol p wraps its connections
-// in TLS.
-func usesTLS(p string) bool { return p == protoSSL || p == protoSASLSSL }
-
-// usesSASL reports whether a listener of protocol p authenticates its
-// connections with SASL before serving them.
-func usesSASL(p string) bool { return p == protoSASLPlaintext || p == protoSASLSSL }
 
 // TLSConfig configures the SSL and SASL_SSL listeners: their certificate,
 // and the client CA for ssl.client.auth.
@@ -42,16 +27,16 @@ func ParseSASLUser(s string) (SASLUser, error) { return auth.ParseSASLUser(s) }
 func newAuthenticator(r *resolved) (*auth.Authenticator, error) {
 	ls := make([]auth.Listener, len(r.Listeners))
 	for i, l := range r.Listeners {
-		ls[i] = auth.Listener{Listen: l.Listen, Advertise: l.Advertise, TLS: usesTLS(l.Protocol), SASL: usesSASL(l.Protocol)}
+		ls[i] = auth.Listener{Listen: l.Listen, Advertise: l.Advertise, TLS: l.UsesTLS(), SASL: l.UsesSASL()}
 	}
 	return auth.New(auth.Config{TLS: r.TLS, ClientAuth: r.clientAuth, Listeners: ls, Users: r.SASLUsers,
-		Mechanisms: splitList(r.props[auth.PropEnabledMechanisms])})
+		Mechanisms: configdef.SplitList(r.props[auth.PropEnabledMechanisms])})
 }
 
 // hasSASLListener reports whether any listener is SASL_PLAINTEXT or
 // SASL_SSL.
 func (b *Broker) hasSASLListener() bool {
-	return slices.ContainsFunc(b.cfg.Listeners, func(l ListenerConfig) bool { return usesSASL(l.Protocol) })
+	return slices.ContainsFunc(b.cfg.Listeners, ListenerConfig.UsesSASL)
 }
 
 // CAPEM returns the generated CA certificate of the SSL listeners as PEM,

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/brokerconfig"
 	"github.com/sharebroker/sharebroker/cluster"
 )
 
@@ -17,14 +18,14 @@ const standardAuthorizer = "org.apache.kafka.metadata.authorizer.StandardAuthori
 // newAuthorizer reads authorizer.class.name, super.users and
 // allow.everyone.if.no.acl.found. Without a class name it returns nil:
 // authorization is off and every request is allowed (rule acl-off).
-func newAuthorizer(props brokerProps) (*acl.Authorizer, error) {
+func newAuthorizer(props brokerconfig.Props) (*acl.Authorizer, error) {
 	switch name := props["authorizer.class.name"]; name {
 	case "":
 		return nil, nil
 	case standardAuthorizer:
 		return acl.New(acl.Config{
 			SuperUsers:   acl.ParseSuperUsers(props["super.users"]),
-			AllowIfNoACL: props.bool("allow.everyone.if.no.acl.found"),
+			AllowIfNoACL: props.Bool("allow.everyone.if.no.acl.found"),
 		}), nil
 	default:
 		return nil, fmt.Errorf("authorizer.class.name: %q is not an authorizer sharebroker has; the one it has is %s", name, standardAuthorizer)

@@ -22,6 +22,7 @@ import (
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
+	"github.com/sharebroker/sharebroker/brokerconfig"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/httpapi"
@@ -144,7 +145,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.groupRegistry = group.NewRegistry()
-	consumer, err := consumerConfig(r.props)
+	consumer, err := r.props.ConsumerGroups()
 	if err != nil {
 		return nil, err
 	}
@@ -159,7 +160,7 @@ func New(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, err
 	}
-	classic, err := classicConfig(r.props)
+	classic, err := r.props.ClassicGroups()
 	if err != nil {
 		return nil, err
 	}
@@ -233,10 +234,10 @@ func (b *Broker) Start() error {
 	for i := range b.cfg.Nodes {
 		node := b.cfg.NodeID + int32(i)
 		for j, lc := range b.cfg.Listeners {
-			listen, _ := nodeAddr(lc.Listen, i) // checked in resolve
+			listen, _ := brokerconfig.NodeAddr(lc.Listen, i) // checked in resolve
 			advertise := lc.Advertise
 			if advertise != "" {
-				advertise, _ = nodeAddr(advertise, i)
+				advertise, _ = brokerconfig.NodeAddr(advertise, i)
 			}
 			ln, err := net.Listen("tcp", listen)
 			if err != nil {
@@ -247,10 +248,10 @@ func (b *Broker) Start() error {
 			}
 			l := newListener(lc.Name, ln, advertise)
 			l.index, l.node = j, node
-			if usesTLS(lc.Protocol) {
+			if lc.UsesTLS() {
 				l.tls = b.authn.TLSConfig()
 			}
-			l.sasl = usesSASL(lc.Protocol)
+			l.sasl = lc.UsesSASL()
 			ls = append(ls, l)
 			endpoints[i] = append(endpoints[i], endpoint{host: l.advertiseHost, port: l.advertisePort})
 		}
@@ -423,7 +424,7 @@ func (b *Broker) Close(ctx context.Context) error {
 // the broker's clock.
 func (b *Broker) retentionLoop() {
 	defer b.acceptWG.Done()
-	interval := time.Duration(b.cfg.props.int64("log.retention.check.interval.ms")) * time.Millisecond
+	interval := time.Duration(b.cfg.props.Int64("log.retention.check.interval.ms")) * time.Millisecond
 	tick := make(chan struct{}, 1)
 	for {
 		t := b.clock.AfterFunc(interval, func() {
@@ -455,7 +456,7 @@ func (b *Broker) applyRetention() {
 // retain applies retention to one partition. Only a data directory that
 // cannot record the new log start fails it; the next check tries again.
 func (b *Broker) retain(p *storage.Partition, tc topicSettings, nowMs int64) {
-	if err := p.ApplyRetention(tc.retentionMs, tc.retentionBytes, nowMs); err != nil {
+	if err := p.ApplyRetention(tc.RetentionMs, tc.RetentionBytes, nowMs); err != nil {
 		b.log.Warn("retention not applied", attrTopic, p.Topic, attrPartition, p.Index, "err", err)
 	}
 }

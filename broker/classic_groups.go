@@ -2,30 +2,10 @@ package broker
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/storage"
 )
-
-// classicConfig builds the classic group coordinator's configuration from
-// the validated group.* and offsets.* properties.
-func classicConfig(props brokerProps) (group.ClassicConfig, error) {
-	ms := func(name string) time.Duration { return time.Duration(props.int64(name)) * time.Millisecond }
-	cfg := group.ClassicConfig{
-		MinSessionTimeout:      ms("group.min.session.timeout.ms"),
-		MaxSessionTimeout:      ms("group.max.session.timeout.ms"),
-		InitialRebalanceDelay:  ms("group.initial.rebalance.delay.ms"),
-		MaxSize:                props.int32("group.max.size"),
-		OffsetsRetention:       time.Duration(props.int64("offsets.retention.minutes")) * time.Minute,
-		RetentionCheckInterval: ms("offsets.retention.check.interval.ms"),
-		OffsetMetadataMaxBytes: props.int32("offset.metadata.max.bytes"),
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, fmt.Errorf("classic group configuration: %w", err)
-	}
-	return cfg, nil
-}
 
 // awaitGroup waits for a JoinGroup or SyncGroup answer. The group package
 // answers every waiter by the end of its round (bounded by the rebalance

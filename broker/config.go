@@ -1,31 +1,43 @@
 package broker
 
 import (
-	"fmt"
 	"log/slog"
-	"maps"
-	"math"
-	"net"
-	"strconv"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sharebroker/sharebroker/auth"
+	"github.com/sharebroker/sharebroker/brokerconfig"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
+// The broker's configuration is package brokerconfig's: the property
+// table, the checks and defaults of what is given at start, the resolved
+// values. Config stays here because it also carries what the edge alone
+// uses (TLS files, SASL users, a Prometheus registry), whose types reach
+// package net; resolve hands the rest to brokerconfig.Resolve.
+
 // DefaultListen is where the broker listens unless told otherwise.
-const DefaultListen = "127.0.0.1:9092"
+const DefaultListen = brokerconfig.DefaultListen
 
 // DefaultHTTP is where the command's HTTP server (metrics, health,
 // inspection) listens unless told otherwise. An embedded broker has no HTTP
 // server unless Config.HTTP is set.
-const DefaultHTTP = "127.0.0.1:9644"
+const DefaultHTTP = brokerconfig.DefaultHTTP
 
 // DefaultClusterID is the cluster ID reported when none is configured. It is
 // stable so that clients that cache it see the same cluster across restarts.
-const DefaultClusterID = "sharebroker-cluster-0001"
+const DefaultClusterID = brokerconfig.DefaultClusterID
+
+// ListenerConfig is one named Kafka listener.
+type ListenerConfig = brokerconfig.Listener
+
+// ParseListeners turns Kafka's three listener properties into listener
+// configs. listen is the address of the single listener used when
+// listeners is empty.
+func ParseListeners(listeners, advertised, protocolMap, listen string) ([]ListenerConfig, error) {
+	return brokerconfig.ParseListeners(listeners, advertised, protocolMap, listen)
+}
 
 // Config is everything a Broker needs. The zero value of every field has a
 // usable default, so an embedding test can start a broker with
@@ -38,7 +50,7 @@ type Config struct {
 	// means the listener's address, with "localhost" for an unspecified host.
 	Advertise string
 	// Listeners, when set, replaces Listen and Advertise with several named
-	// listeners, each advertising its own address (listeners.go). The Kafka
+	// listeners, each advertising its own address (package brokerconfig). The Kafka
 	// properties listeners, advertised.listeners and
 	// listener.security.protocol.map in Props do the same; set one or the
 	// other.
@@ -96,7 +108,7 @@ type Config struct {
 // resolved is a validated Config with defaults applied.
 type resolved struct {
 	Config
-	props brokerProps
+	props brokerconfig.Props
 	share group.ShareConfig
 	// ownRegistry: Registry was made here, so only the broker reads it.
 	ownRegistry bool
@@ -107,46 +119,22 @@ type resolved struct {
 	beforeRecover func()
 }
 
+// resolve checks c with brokerconfig.Resolve, which also parses the
+// properties, and fills in the defaults that are the edge's own. Those
+// cannot fail, so the first mistake is reported as it always was.
 func (c Config) resolve() (*resolved, error) {
-	r := &resolved{Config: c}
-	if r.Listen == "" {
-		r.Listen = DefaultListen
-	}
-	if _, _, err := net.SplitHostPort(r.Listen); err != nil {
-		return nil, fmt.Errorf("listen address %q: %v", r.Listen, err)
-	}
-	if r.Advertise != "" {
-		if err := checkAdvertise(r.Advertise); err != nil {
-			return nil, fmt.Errorf("advertised address: %w", err)
-		}
-	}
-	otherProps, err := r.resolveListeners()
+	s, err := brokerconfig.Resolve(brokerconfig.Settings{
+		Listen: c.Listen, Advertise: c.Advertise, Listeners: c.Listeners, HTTP: c.HTTP,
+		NodeID: c.NodeID, Nodes: c.Nodes, ClusterID: c.ClusterID, Props: c.Props, DataDir: c.DataDir,
+	}, auth.ParseClientAuth)
 	if err != nil {
 		return nil, err
 	}
-	if r.HTTP != "" {
-		if _, _, err := net.SplitHostPort(r.HTTP); err != nil {
-			return nil, fmt.Errorf("http address %q: %v", r.HTTP, err)
-		}
-	}
+	r := &resolved{Config: c, props: s.Values, share: s.Share, clientAuth: s.ClientAuth}
+	r.Listen, r.Listeners, r.Nodes, r.ClusterID, r.DataDir = s.Listen, s.Listeners, s.Nodes, s.ClusterID, s.DataDir
 	if r.Registry == nil {
 		r.Registry = prometheus.NewRegistry()
 		r.ownRegistry = true
-	}
-	if r.NodeID < 0 {
-		return nil, fmt.Errorf("node ID %d: must not be negative", r.NodeID)
-	}
-	if r.Nodes == 0 {
-		r.Nodes = 1
-	}
-	if r.Nodes < 0 || int64(r.NodeID)+int64(r.Nodes)-1 > math.MaxInt32 {
-		return nil, fmt.Errorf("nodes %d: must be at least 1, with node IDs up to %d", r.Nodes, math.MaxInt32)
-	}
-	if err := r.checkNodePorts(); err != nil {
-		return nil, err
-	}
-	if r.ClusterID == "" {
-		r.ClusterID = DefaultClusterID
 	}
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.DiscardHandler)
@@ -158,100 +146,5 @@ func (c Config) resolve() (*resolved, error) {
 			r.Clock = locktimer.RealClock{}
 		}
 	}
-	props, err := newBrokerProps(otherProps)
-	if err != nil {
-		return nil, err
-	}
-	r.props = props
-	if err := r.resolveDataDir(); err != nil {
-		return nil, err
-	}
-	if r.share, err = shareConfig(props); err != nil {
-		return nil, err
-	}
 	return r, nil
-}
-
-// resolveListeners fills r.Listeners from the listener properties or from
-// Listen and Advertise, checks them, and returns the other properties.
-func (r *resolved) resolveListeners() (map[string]string, error) {
-	props := maps.Clone(r.Props)
-	var err error
-	if r.clientAuth, err = auth.ParseClientAuth(props[auth.PropClientAuth]); err != nil {
-		return nil, err
-	}
-	delete(props, auth.PropClientAuth)
-	var given bool
-	var values [3]string
-	for i, name := range []string{propListeners, propAdvertisedListeners, propProtocolMap} {
-		if v, ok := props[name]; ok {
-			values[i], given = v, true
-			delete(props, name)
-		}
-	}
-	if len(r.Listeners) > 0 && given {
-		return nil, fmt.Errorf("listeners are set both in Config.Listeners and by the properties %s, %s and %s: set one", propListeners, propAdvertisedListeners, propProtocolMap)
-	}
-	if len(r.Listeners) == 0 {
-		ls, err := ParseListeners(values[0], values[1], values[2], r.Listen)
-		if err != nil {
-			return nil, err
-		}
-		if values[0] == "" && values[1] == "" {
-			ls[0].Advertise = r.Advertise
-		}
-		r.Listeners = ls
-	}
-	names := make(map[string]bool)
-	for _, l := range r.Listeners {
-		if l.Name == "" || names[l.Name] {
-			return nil, fmt.Errorf("listener name %q: empty or used twice", l.Name)
-		}
-		names[l.Name] = true
-		if _, _, err := net.SplitHostPort(l.Listen); err != nil {
-			return nil, fmt.Errorf("listener %s: listen address %q: %v", l.Name, l.Listen, err)
-		}
-		if l.Advertise != "" {
-			if err := checkAdvertise(l.Advertise); err != nil {
-				return nil, fmt.Errorf("listener %s: advertised address: %w", l.Name, err)
-			}
-		}
-	}
-	return props, nil
-}
-
-// checkNodePorts checks that every node's listen and advertised ports,
-// the configured port + node index, are ports.
-func (r *resolved) checkNodePorts() error {
-	for _, l := range r.Listeners {
-		for _, addr := range []string{l.Listen, l.Advertise} {
-			if addr == "" {
-				continue
-			}
-			if _, err := nodeAddr(addr, r.Nodes-1); err != nil {
-				return fmt.Errorf("listener %s with %d nodes: %w", l.Name, r.Nodes, err)
-			}
-		}
-	}
-	return nil
-}
-
-// nodeAddr is addr for node index i: its port + i, or port 0 (a free
-// port) for port 0.
-func nodeAddr(addr string, i int) (string, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", err
-	}
-	n, err := strconv.Atoi(port)
-	if err != nil {
-		return "", fmt.Errorf("port %q: %v", port, err)
-	}
-	if n == 0 || i == 0 {
-		return addr, nil
-	}
-	if n+i > math.MaxUint16 {
-		return "", fmt.Errorf("port %d + node index %d is above 65535", n, i)
-	}
-	return net.JoinHostPort(host, strconv.Itoa(n+i)), nil
 }

@@ -1,9 +1,8 @@
 package broker
 
 import (
-	"fmt"
-	"path/filepath"
-
+	"github.com/sharebroker/sharebroker/brokerconfig"
+	"github.com/sharebroker/sharebroker/configdef"
 	"github.com/sharebroker/sharebroker/persist"
 )
 
@@ -14,40 +13,17 @@ import (
 // each domain package's state is restored and journaled, is persist's;
 // here the broker's configuration and objects are handed to it.
 
-// propLogDirs is Kafka's name for the data directory.
-const propLogDirs = "log.dirs"
-
-// resolveDataDir reconciles Config.DataDir with log.dirs (one-data-dir,
-// data-dir-one-node) and reports the result as log.dirs.
-func (r *resolved) resolveDataDir() error {
-	prop := r.props[propLogDirs]
-	dirs := splitList(prop)
-	switch {
-	case len(dirs) > 1:
-		return fmt.Errorf("%s %q names %d directories: sharebroker keeps one data directory", propLogDirs, prop, len(dirs))
-	case len(dirs) == 1 && r.DataDir != "" && filepath.Clean(dirs[0]) != filepath.Clean(r.DataDir):
-		return fmt.Errorf("data directory set twice: %s, and %s %s", r.DataDir, propLogDirs, dirs[0])
-	case len(dirs) == 1:
-		r.DataDir = dirs[0]
-	}
-	r.props[propLogDirs] = r.DataDir
-	if r.DataDir != "" && r.Nodes > 1 {
-		return fmt.Errorf("data directory %s with %d nodes: a data directory needs a single node for now", r.DataDir, r.Nodes)
-	}
-	return nil
-}
-
 // newPersist binds the broker's state to its data directory; New calls it
 // once every coordinator exists.
 func (b *Broker) newPersist() *persist.Binding {
-	never := func(name string) bool { return b.cfg.props.int64(name) == int64Max }
+	never := func(name string) bool { return b.cfg.props.Int64(name) == configdef.Int64Max }
 	return persist.New(persist.Config{
 		Dir:          b.cfg.DataDir,
 		SyncMeta:     !never("log.flush.interval.messages") || !never("log.flush.interval.ms"),
-		CompactEvery: max(1, int(b.cfg.props.int32("share.coordinator.snapshot.update.records.per.snapshot"))),
+		CompactEvery: max(1, int(b.cfg.props.Int32("share.coordinator.snapshot.update.records.per.snapshot"))),
 		TopicDefault: func(name string) string {
-			p, _ := lookupProperty(name, scopeTopic)
-			return b.cfg.props[p.synonym]
+			p, _ := brokerconfig.Lookup(name, configdef.Topic)
+			return b.cfg.props[p.Synonym]
 		},
 		Clock: b.clock,
 		Log:   b.log,

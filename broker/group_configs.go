@@ -4,12 +4,15 @@ import (
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/brokerconfig"
+	"github.com/sharebroker/sharebroker/configdef"
 )
 
 // GROUP configs (resource type 32, share-groups.md §5.6) exist per group
 // ID, whether or not a group by that ID exists. The group package declares
 // them (names, types, meaning) and owns their defaults and validation;
-// properties.go gathers the declarations into the property table.
+// package brokerconfig gathers the declarations into the property table.
 
 // describeGroupConfigs lists every GROUP config of groupID: overrides with
 // source GROUP_CONFIG, the rest with the broker-derived default.
@@ -19,7 +22,7 @@ func (b *Broker) describeGroupConfigs(groupID string) ([]configEntry, error) {
 	}
 	var entries []configEntry
 	for _, e := range b.groupConfigs.Describe(groupID) {
-		p, ok := lookupProperty(e.Name, scopeGroup)
+		p, ok := brokerconfig.Lookup(e.Name, configdef.Group)
 		if !ok {
 			continue
 		}

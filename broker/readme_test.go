@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/brokerconfig"
+	"github.com/sharebroker/sharebroker/configdef"
 )
 
 var updateReadme = flag.Bool("update", false, "rewrite the generated sections of README.md")
@@ -62,28 +65,28 @@ func apiTableMarkdown() string {
 func configTableMarkdown() string {
 	var sb strings.Builder
 	for _, scope := range []struct {
-		scope propScope
+		scope configdef.Scope
 		title string
 	}{
-		{scopeBroker, "Broker properties (`--config KEY=VALUE`)"},
-		{scopeTopic, "Topic properties (CreateTopics, AlterConfigs, IncrementalAlterConfigs); the default is the broker property named"},
-		{scopeGroup, "Group properties (GROUP resources of DescribeConfigs and IncrementalAlterConfigs); defaults come from the broker properties named"},
+		{configdef.Broker, "Broker properties (`--config KEY=VALUE`)"},
+		{configdef.Topic, "Topic properties (CreateTopics, AlterConfigs, IncrementalAlterConfigs); the default is the broker property named"},
+		{configdef.Group, "Group properties (GROUP resources of DescribeConfigs and IncrementalAlterConfigs); defaults come from the broker properties named"},
 	} {
 		fmt.Fprintf(&sb, "%s:\n\n| Property | Default | Meaning |\n|---|---|---|\n", scope.title)
-		for _, p := range properties {
-			if p.scope != scope.scope {
+		for p := range brokerconfig.Properties() {
+			if p.Scope != scope.scope {
 				continue
 			}
-			def := "`" + p.def + "`"
-			switch p.scope {
-			case scopeTopic:
-				if p.synonym != "" {
-					def = "`" + p.synonym + "`"
+			def := "`" + p.Default + "`"
+			switch p.Scope {
+			case configdef.Topic:
+				if p.Synonym != "" {
+					def = "`" + p.Synonym + "`"
 				}
-			case scopeGroup:
-				def = p.def // already formatted: a value or a broker property
+			case configdef.Group:
+				def = p.Default // already formatted: a value or a broker property
 			}
-			fmt.Fprintf(&sb, "| `%s` | %s | %s |\n", p.name, def, p.doc)
+			fmt.Fprintf(&sb, "| `%s` | %s | %s |\n", p.Name, def, p.Doc)
 		}
 		sb.WriteString("\n")
 	}

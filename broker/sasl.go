@@ -35,7 +35,7 @@ import (
 	"github.com/sharebroker/sharebroker/wire"
 )
 
-// Properties of SASL, in the property table (properties.go).
+// Properties of SASL, in the property table (package brokerconfig).
 const (
 	propReauthMs       = "connections.max.reauth.ms"
 	propSASLMaxReceive = "sasl.server.max.receive.size"
@@ -231,7 +231,7 @@ func (c *conn) saslHandshake(mech string, version int16) (*kmsg.SASLHandshakeRes
 // failure already logged and counted.
 func (c *conn) saslStep(in []byte) (out []byte, lifetimeMs int64, failMsg string, ok bool) {
 	s := c.sasl
-	maxReauth := time.Duration(c.b.cfg.props.int64(propReauthMs)) * time.Millisecond
+	maxReauth := time.Duration(c.b.cfg.props.Int64(propReauthMs)) * time.Millisecond
 	res, fail := s.Step(in, c.b.clock.Now(), maxReauth)
 	if fail != nil {
 		c.b.metrics.SASLAuth(s.Mech, false, c.nodeLabel())
@@ -271,9 +271,9 @@ func (c *conn) rawSASLToken(frame []byte) bool {
 // maxFrame is the largest frame the connection accepts next: the SASL
 // bound until the client has authenticated.
 func (c *conn) maxFrame() int32 {
-	n := c.b.cfg.props.int32("socket.request.max.bytes")
+	n := c.b.cfg.props.Int32("socket.request.max.bytes")
 	if c.sasl != nil && !c.sasl.authenticated() {
-		n = min(n, c.b.cfg.props.int32(propSASLMaxReceive))
+		n = min(n, c.b.cfg.props.Int32(propSASLMaxReceive))
 	}
 	return n
 }

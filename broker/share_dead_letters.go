@@ -107,7 +107,7 @@ func newDeadLetters(b *Broker) *deadLetters {
 // hook is shareserve's Options.OnDeadLetter, or nil when share.version is
 // below 2: then no share partition carries a hook at all.
 func (d *deadLetters) hook() func(shareserve.Key, group.DeadLetterConfig, []sharepartition.DeadLetter) {
-	if d.b.cfg.props.int32("share.version") < dlqShareVersion {
+	if d.b.cfg.props.Int32("share.version") < dlqShareVersion {
 		return nil
 	}
 	return d.write
@@ -188,7 +188,7 @@ func dlqRecord(key shareserve.Key, topic string, o int64, dl sharepartition.Dead
 // they exceed the topic's max.message.bytes (Kafka splits its produce the
 // same way), and returns how many were written.
 func (d *deadLetters) append(p *storage.Partition, recs []storage.Record, tc topicSettings) int64 {
-	opts := storage.AppendOptions{MaxMessageBytes: tc.maxMessageBytes, LogAppendTime: tc.logAppendTime, NowMs: recs[0].Timestamp}
+	opts := storage.AppendOptions{MaxMessageBytes: tc.MaxMessageBytes, LogAppendTime: tc.LogAppendTime, NowMs: recs[0].Timestamp}
 	if _, err := p.Append(storage.BuildBatch(recs), opts); err == nil {
 		return int64(len(recs))
 	} else if len(recs) == 1 || !errors.Is(err, storage.ErrMessageTooLarge) {
@@ -222,7 +222,7 @@ func (d *deadLetters) topic(groupID, name string) (*storage.Topic, error) {
 	if prefix := d.b.cfg.props["errors.deadletterqueue.topic.name.prefix"]; prefix != "" && !strings.HasPrefix(name, prefix) {
 		return nil, fmt.Errorf("%w: Configured DLQ topic name does not comply with the DLQ topic prefix in share group: %s, topic: %s, prefix: %s", errDLQTopic, groupID, name, prefix)
 	}
-	if t == nil && d.b.cfg.props.bool("errors.deadletterqueue.auto.create.topics.enable") {
+	if t == nil && d.b.cfg.props.Bool("errors.deadletterqueue.auto.create.topics.enable") {
 		return d.create(groupID, name)
 	}
 	if t == nil {
@@ -237,7 +237,7 @@ func (d *deadLetters) topic(groupID, name string) (*storage.Topic, error) {
 // letter carries is kept whatever log.message.timestamp.type says. A topic
 // created by someone else meanwhile is used if it opted in.
 func (d *deadLetters) create(groupID, name string) (*storage.Topic, error) {
-	partitions := d.b.cfg.props.int32("num.partitions")
+	partitions := d.b.cfg.props.Int32("num.partitions")
 	t, err := d.b.store.CreateTopic(name, partitions, map[string]string{
 		dlqTopicEnable:           "true",
 		"message.timestamp.type": "CreateTime",

@@ -110,7 +110,7 @@ func txnSeeds() [][]fuzzStep {
 // transaction.
 func finishTxns(s *fuzzSeq) {
 	s.t.Helper()
-	ms := func(name string) time.Duration { return time.Duration(s.b.cfg.props.int64(name)) * time.Millisecond }
+	ms := func(name string) time.Duration { return time.Duration(s.b.cfg.props.Int64(name)) * time.Millisecond }
 	s.clock.Advance(ms("transaction.max.timeout.ms") + 2*ms("transaction.abort.timed.out.transaction.cleanup.interval.ms"))
 	s.check()
 	for _, d := range s.b.txns.List() {

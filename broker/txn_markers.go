@@ -13,7 +13,7 @@ import (
 // or dropping each group's pending offsets (end-txn).
 func (b *Broker) newTxnCoordinator() *txn.Coordinator {
 	ms := func(name string) time.Duration {
-		return time.Duration(b.cfg.props.int64(name)) * time.Millisecond
+		return time.Duration(b.cfg.props.Int64(name)) * time.Millisecond
 	}
 	return txn.New(txn.Config{
 		Clock:           b.clock,
@@ -56,4 +56,4 @@ func (b *Broker) completeTxn(c txn.Completion) {
 // txnVersion2 reports whether transaction.version is finalized at 2, where
 // Produce v12+, TxnOffsetCommit v5+ and EndTxn v5 follow KIP-890's rules
 // (produce-implicit-add, txn-offset-commit-implicit, end-txn-bump).
-func (b *Broker) txnVersion2() bool { return b.cfg.props.int32("transaction.version") >= 2 }
+func (b *Broker) txnVersion2() bool { return b.cfg.props.Int32("transaction.version") >= 2 }

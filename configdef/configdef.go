@@ -1,10 +1,10 @@
 // Package configdef declares configuration properties: the one form in
 // which every Kafka configuration name the broker honours is written down,
 // with its default, type, bounds and meaning, and the check of a value
-// against them. Broker and topic properties are declared in broker, the
-// group.share.* broker properties and the GROUP configs in group; the
-// broker gathers them into its table, from which --config, DescribeConfigs
-// and the README's configuration reference are made.
+// against them. Broker and topic properties are declared in brokerconfig,
+// the group.share.* broker properties and the GROUP configs in group;
+// brokerconfig gathers them into the broker's table, from which --config,
+// DescribeConfigs and the README's configuration reference are made.
 //
 // It imports only the standard library, so a domain package may declare
 // its own properties with it.

@@ -1,4 +1,4 @@
-package broker
+package brokerconfig
 
 // Named listeners, as Kafka's listeners, advertised.listeners and
 // listener.security.protocol.map configure them:
@@ -17,31 +17,38 @@ package broker
 //   - An empty host binds every interface (Kafka's "PLAINTEXT://:9092").
 //   - A listener without an advertised entry advertises its bound address,
 //     "localhost" for an unspecified host.
-//   - The protocols are PLAINTEXT, SSL (tls.go), SASL_PLAINTEXT and
-//     SASL_SSL (sasl.go; docs/security.md): without a protocol map a
+//   - The protocols are PLAINTEXT, SSL, SASL_PLAINTEXT and SASL_SSL
+//     (package auth; docs/security.md): without a protocol map a
 //     listener named after one of them is that protocol (Kafka's default
 //     map); with one, every entry maps to one of them and every listener
 //     must have an entry.
 //   - advertised.listeners without listeners advertises the one listener
-//     from Config.Listen, which is then named PLAINTEXT.
+//     from Settings.Listen, which is then named PLAINTEXT.
 
 import (
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 )
 
+// Security protocols of a listener (Kafka's SecurityProtocol names).
+const (
+	protoPlaintext     = "PLAINTEXT"
+	protoSSL           = "SSL"
+	protoSASLPlaintext = "SASL_PLAINTEXT"
+	protoSASLSSL       = "SASL_SSL"
+)
+
 // The Kafka properties that configure listeners. They are taken out of
-// Config.Props before the other properties are checked.
+// Settings.Props before the other properties are checked.
 const (
 	propListeners           = "listeners"
 	propAdvertisedListeners = "advertised.listeners"
 	propProtocolMap         = "listener.security.protocol.map"
 )
 
-// ListenerConfig is one named Kafka listener.
-type ListenerConfig struct {
+// Listener is one named Kafka listener.
+type Listener struct {
 	// Name is the listener's name (PLAINTEXT, HOST, DOCKER).
 	Name string
 	// Listen is the address to bind, host:port; port 0 picks a free one.
@@ -55,20 +62,30 @@ type ListenerConfig struct {
 	Protocol string
 }
 
+// UsesTLS reports whether the listener wraps its connections in TLS
+// (SSL, SASL_SSL).
+func (l Listener) UsesTLS() bool { return l.Protocol == protoSSL || l.Protocol == protoSASLSSL }
+
+// UsesSASL reports whether the listener authenticates its connections
+// with SASL before serving them (SASL_PLAINTEXT, SASL_SSL).
+func (l Listener) UsesSASL() bool {
+	return l.Protocol == protoSASLPlaintext || l.Protocol == protoSASLSSL
+}
+
 // defaultListenerName names the listener of the simple --listen form.
 const defaultListenerName = "PLAINTEXT"
 
 // ParseListeners turns Kafka's three listener properties into listener
 // configs. listen is the address of the single listener used when
 // listeners is empty.
-func ParseListeners(listeners, advertised, protocolMap, listen string) ([]ListenerConfig, error) {
+func ParseListeners(listeners, advertised, protocolMap, listen string) ([]Listener, error) {
 	protocols, err := parseProtocolMap(protocolMap)
 	if err != nil {
 		return nil, err
 	}
-	var out []ListenerConfig
+	var out []Listener
 	if strings.TrimSpace(listeners) == "" {
-		out = []ListenerConfig{{Name: defaultListenerName, Listen: listen}}
+		out = []Listener{{Name: defaultListenerName, Listen: listen}}
 	} else {
 		names := make(map[string]bool)
 		ports := make(map[string]string)
@@ -80,12 +97,12 @@ func ParseListeners(listeners, advertised, protocolMap, listen string) ([]Listen
 			if names[name] {
 				return nil, fmt.Errorf("%s: listener %s appears twice", propListeners, name)
 			}
-			_, port, _ := net.SplitHostPort(addr)
+			_, port, _ := splitHostPort(addr)
 			if other, ok := ports[port]; ok && port != "0" {
 				return nil, fmt.Errorf("%s: listeners %s and %s both use port %s", propListeners, other, name, port)
 			}
 			names[name], ports[port] = true, name
-			out = append(out, ListenerConfig{Name: name, Listen: addr})
+			out = append(out, Listener{Name: name, Listen: addr})
 		}
 	}
 	for i, l := range out {
@@ -127,7 +144,7 @@ func ParseListeners(listeners, advertised, protocolMap, listen string) ([]Listen
 	return out, nil
 }
 
-func listenerIndex(ls []ListenerConfig, name string) int {
+func listenerIndex(ls []Listener, name string) int {
 	for i, l := range ls {
 		if l.Name == name {
 			return i
@@ -144,14 +161,14 @@ func parseListenerEntry(prop, entry string) (name, addr string, err error) {
 	if !ok || name == "" {
 		return "", "", fmt.Errorf("%s: %q: want NAME://HOST:PORT", prop, entry)
 	}
-	host, port, err := net.SplitHostPort(addr)
+	host, port, err := splitHostPort(addr)
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %q: %v", prop, entry, err)
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && prop == propAdvertisedListeners) {
 		return "", "", fmt.Errorf("%s: %q: bad port %q", prop, entry, port)
 	}
-	return name, net.JoinHostPort(host, port), nil
+	return name, joinHostPort(host, port), nil
 }
 
 // parseProtocolMap parses "NAME:PROTOCOL,..."; an empty map is nil.
@@ -189,7 +206,7 @@ func isProtocol(name string) bool {
 // checkAdvertise checks an advertised host:port: a host, and a port from 1
 // to 65535.
 func checkAdvertise(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
+	host, port, err := splitHostPort(addr)
 	if err != nil {
 		return err
 	}

@@ -1,86 +1,52 @@
-package broker
+package brokerconfig
 
 import (
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/configdef"
 	"github.com/sharebroker/sharebroker/group"
 )
 
-// A property is one Kafka configuration name the broker honours, with
+// A Property is one Kafka configuration name the broker honours, with
 // Kafka's default. Broker properties are set at start (--config key=value);
 // topic properties are set per topic and fall back to their broker synonym;
 // GROUP configs are set per group ID. Every one is declared once, as a
 // configdef.Def (brokerProperties here, the group.share.* properties and
-// the GROUP configs in the group package); properties gathers them, and is
+// the GROUP configs in the group package); the table gathers them, and is
 // the one place the broker looks up names, defaults and bounds. The
 // README's configuration reference is generated from it.
-type property struct {
-	name    string
-	def     string // group scope: the default as the README shows it
-	kind    propKind
-	scope   propScope
-	synonym string // topic scope: the broker property that supplies the default
-	doc     string
-	spec    configdef.Def // as declared; validate checks values against it
+type Property struct {
+	Name    string
+	Default string // group scope: the default as the README shows it
+	Kind    configdef.Kind
+	Scope   configdef.Scope
+	Synonym string // topic scope: the broker property that supplies the default
+	Doc     string
+	spec    configdef.Def // as declared; Validate checks values against it
 }
 
-// propKind is a property's type; configType gives its kmsg form.
-type propKind configdef.Kind
+// table lists every honoured property: the broker's own declarations, then
+// the group package's. Within a scope the order is the README's.
+var table = gatherProperties()
 
-const (
-	kindInt    = propKind(configdef.Int)
-	kindLong   = propKind(configdef.Long)
-	kindBool   = propKind(configdef.Bool)
-	kindString = propKind(configdef.String)
-	kindEnum   = propKind(configdef.Enum)
-	kindList   = propKind(configdef.List)
-	kindDouble = propKind(configdef.Double)
-)
-
-type propScope = configdef.Scope
-
-const (
-	scopeBroker = configdef.Broker
-	scopeTopic  = configdef.Topic
-	scopeGroup  = configdef.Group
-)
-
-func (k propKind) String() string { return configdef.Kind(k).String() }
-
-// configType is the kind as DescribeConfigs (v3+) reports it.
-func (k propKind) configType() kmsg.ConfigType {
-	switch k {
-	case kindInt:
-		return kmsg.ConfigTypeInt
-	case kindLong:
-		return kmsg.ConfigTypeLong
-	case kindBool:
-		return kmsg.ConfigTypeBoolean
-	case kindEnum, kindString:
-		return kmsg.ConfigTypeString
-	case kindList:
-		return kmsg.ConfigTypeList
-	case kindDouble:
-		return kmsg.ConfigTypeDouble
+// Properties yields every property of the table, in its order. The
+// properties are the table's own: read them, do not change them.
+func Properties() iter.Seq[*Property] {
+	return func(yield func(*Property) bool) {
+		for i := range table {
+			if !yield(&table[i]) {
+				return
+			}
+		}
 	}
-	return 0
 }
 
-const int64Max = configdef.Int64Max
-
-// properties lists every honoured property: the broker's own
-// declarations, then the group package's. Within a scope the order is the
-// README's.
-var properties = gatherProperties()
-
-func gatherProperties() []property {
-	var out []property
+func gatherProperties() []Property {
+	var out []Property
 	for _, d := range brokerProperties {
 		out = append(out, declared(d))
 	}
@@ -96,18 +62,18 @@ func gatherProperties() []property {
 // declared is d as the table holds it. A GROUP config's default is shown
 // as the reference shows it: the broker property it comes from, or its
 // value ("" for an empty one), quoted as code.
-func declared(d configdef.Def) property {
-	p := property{name: d.Name, def: d.Default, kind: propKind(d.Kind), scope: d.Scope, synonym: d.Synonym, doc: d.Doc, spec: d}
+func declared(d configdef.Def) Property {
+	p := Property{Name: d.Name, Default: d.Default, Kind: d.Kind, Scope: d.Scope, Synonym: d.Synonym, Doc: d.Doc, spec: d}
 	if d.Scope == configdef.Group {
 		switch {
 		case d.Synonym != "":
-			p.def = "`" + d.Synonym + "`"
+			p.Default = "`" + d.Synonym + "`"
 		case d.Default == "":
-			p.def = "`\"\"`"
+			p.Default = "`\"\"`"
 		default:
-			p.def = "`" + d.Default + "`"
+			p.Default = "`" + d.Default + "`"
 		}
-		p.synonym = ""
+		p.Synonym = ""
 	}
 	return p
 }
@@ -292,33 +258,31 @@ var brokerProperties = []configdef.Def{
 // cleanupPolicies are the items cleanup.policy may list.
 var cleanupPolicies = []string{"delete", "compact"}
 
-// lookupProperty finds a property by name and scope.
-func lookupProperty(name string, scope propScope) (*property, bool) {
-	for i := range properties {
-		if properties[i].name == name && properties[i].scope == scope {
-			return &properties[i], true
+// Lookup finds a property by name and scope.
+func Lookup(name string, scope configdef.Scope) (*Property, bool) {
+	for i := range table {
+		if table[i].Name == name && table[i].Scope == scope {
+			return &table[i], true
 		}
 	}
 	return nil, false
 }
 
-// validate checks one value against the property's type and bounds.
-func (p *property) validate(value string) error { return p.spec.Validate(value) }
+// Validate checks one value against the property's type and bounds.
+func (p *Property) Validate(value string) error { return p.spec.Validate(value) }
 
-// splitList splits a list value as Kafka parses its LIST properties.
-func splitList(value string) []string { return configdef.SplitList(value) }
+// Props is the validated set of broker properties: every property of
+// broker scope, set or defaulted. Its values were checked at start, so the
+// typed accessors do not fail.
+type Props map[string]string
 
-// brokerProps is the validated set of broker properties: every property of
-// broker scope, set or defaulted.
-type brokerProps map[string]string
-
-// newBrokerProps validates overrides and fills in defaults. An unknown name
-// or a bad value is an error that names it.
-func newBrokerProps(overrides map[string]string) (brokerProps, error) {
-	props := make(brokerProps)
-	for _, p := range properties {
-		if p.scope == scopeBroker {
-			props[p.name] = p.def
+// newProps validates overrides and fills in defaults. An unknown name or a
+// bad value is an error that names it.
+func newProps(overrides map[string]string) (Props, error) {
+	props := make(Props)
+	for _, p := range table {
+		if p.Scope == configdef.Broker {
+			props[p.Name] = p.Default
 		}
 	}
 	names := slices.Sorted(func(yield func(string) bool) {
@@ -329,12 +293,12 @@ func newBrokerProps(overrides map[string]string) (brokerProps, error) {
 		}
 	})
 	for _, name := range names {
-		p, ok := lookupProperty(name, scopeBroker)
+		p, ok := Lookup(name, configdef.Broker)
 		if !ok {
 			return nil, fmt.Errorf("unknown broker property %q (see the configuration reference in the README)", name)
 		}
 		value := strings.TrimSpace(overrides[name])
-		if err := p.validate(value); err != nil {
+		if err := p.Validate(value); err != nil {
 			return nil, err
 		}
 		props[name] = value
@@ -342,11 +306,14 @@ func newBrokerProps(overrides map[string]string) (brokerProps, error) {
 	return props, nil
 }
 
-func (bp brokerProps) int64(name string) int64 {
+// Int64 is the value of an INT or LONG property.
+func (bp Props) Int64(name string) int64 {
 	n, _ := strconv.ParseInt(bp[name], 10, 64) // validated at start
 	return n
 }
 
-func (bp brokerProps) int32(name string) int32 { return int32(bp.int64(name)) }
+// Int32 is the value of an INT property.
+func (bp Props) Int32(name string) int32 { return int32(bp.Int64(name)) }
 
-func (bp brokerProps) bool(name string) bool { return strings.EqualFold(bp[name], "true") }
+// Bool is the value of a BOOLEAN property.
+func (bp Props) Bool(name string) bool { return strings.EqualFold(bp[name], "true") }
