@@ -36,7 +36,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
+	"github.com/sharebroker/sharebroker/shareserve"
 )
 
 func init() { register(79, 1, 2, handleShareAcknowledge) }

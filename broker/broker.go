@@ -21,10 +21,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sharebroker/sharebroker/acl"
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
+	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/txn"
 )

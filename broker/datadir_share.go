@@ -3,9 +3,9 @@ package broker
 import (
 	"fmt"
 
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/durable"
 	"github.com/sharebroker/sharebroker/sharepartition"
+	"github.com/sharebroker/sharebroker/shareserve"
 )
 
 // Share-group state in the data directory (docs/durability.md

@@ -14,6 +14,7 @@
 //
 // It composes two domain packages (storage and sharepartition) and reads
 // group configs, so it sits between the broker and the domain rather than
-// in it; it is internal to the broker because it exists only to serve the
-// broker's handlers (docs/design.md, "The layering rule").
+// in it (docs/design.md, "The layering rule"). It lives at the top level,
+// not inside broker, because more than the Kafka handlers read it (the
+// HTTP console's share inspection).
 package shareserve
