@@ -204,7 +204,7 @@ func New(cfg Config) (*Broker, error) {
 		OnLockFire: func(late time.Duration) {
 			b.metrics.fireDelay.Observe(late.Seconds())
 		},
-		Leads:        b.shareLeads,
+		Edge:         shareEdge{b},
 		OnDeadLetter: b.deadLetters.hook(),
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)

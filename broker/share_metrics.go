@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -80,98 +79,43 @@ func (s *shareMetrics) topic(node int32, id storage.TopicID) *shareTopicCounts {
 	return c
 }
 
-// waitsOf returns node's delayed share fetch counters.
-func (m *metrics) waitsOf(node int32) *shareWaits {
+// parkedOn returns node's count of waiting share fetches, which
+// shareserve keeps while a request is parked.
+func (m *metrics) parkedOn(node int32) *atomic.Int64 {
 	if i := int(node - m.firstNode); i >= 0 && i < len(m.share.waits) {
-		return &m.share.waits[i]
+		return &m.share.waits[i].waiting
 	}
 	return nil // not a node of the cluster: never happens
 }
 
-// countShareFetch counts one ShareFetch that went on to acquire (Kafka's
-// SharePartitionManager.processShareFetch): once for each existing topic
-// among the partitions it fetched, and once more as failed for each topic
-// one of whose partitions answered an error. Topics are deduplicated by
-// scanning the earlier partitions: a session names few, and nothing is
-// allocated.
-func (b *Broker) countShareFetch(node int32, parts []shareserve.SessionPartition, f *shareserve.Fetch) {
-	for i := range parts {
-		id := parts[i].TopicID
-		if seenTopic(parts[:i], id) || b.store.TopicByID(id) == nil {
-			continue
-		}
-		failed := false
-		for j := i; j < len(parts) && !failed; j++ {
-			if parts[j].TopicID == id {
-				a := f.Answer(parts[j].TopicPartition)
-				failed = a != nil && a.Err != nil
-			}
-		}
-		c := b.metrics.share.topic(node, id)
+// countShareFetch adds what one ShareFetch counted (shareserve.FetchResult):
+// its acknowledgements and acquisitions per topic, and an expired wait.
+func (b *Broker) countShareFetch(node int32, res shareserve.FetchResult) {
+	b.countShareAcks(node, res.Acks)
+	for _, o := range res.Fetches {
+		c := b.metrics.share.topic(node, o.TopicID)
 		c.fetches.Add(1)
-		if failed {
+		if o.Failed {
 			c.fetchesFailed.Add(1)
 		}
 	}
-}
-
-func seenTopic(parts []shareserve.SessionPartition, id storage.TopicID) bool {
-	for i := range parts {
-		if parts[i].TopicID == id {
-			return true
+	if res.Expired {
+		if i := int(node - b.metrics.firstNode); i >= 0 && i < len(b.metrics.share.waits) {
+			b.metrics.share.waits[i].expired.Add(1)
 		}
 	}
-	return false
 }
 
-// ackOutcome folds one partition's acknowledgement result into its
-// topic's: counted unless the batches broke a request-level rule (Kafka's
-// KafkaApis answers those before SharePartitionManager.acknowledge counts
-// anything), failed if counted and refused.
-func ackOutcome(counted, failed bool, err error) (bool, bool) {
-	if errors.Is(err, shareserve.ErrInvalidRequest) {
-		return counted, failed
-	}
-	return true, failed || err != nil
-}
-
-// countShareAcks counts one request's acknowledgements of one topic, as
-// ackOutcome folded them.
-func (b *Broker) countShareAcks(node int32, id storage.TopicID, counted, failed bool) {
-	if !counted || b.store.TopicByID(id) == nil {
-		return
-	}
-	c := b.metrics.share.topic(node, id)
-	c.acks.Add(1)
-	if failed {
-		c.acksFailed.Add(1)
-	}
-}
-
-// countShareFetchAcks counts the acknowledgements a ShareFetch carried,
-// once per topic, as countShareAcks.
-func (b *Broker) countShareFetchAcks(node int32, acked []shareserve.TopicPartition, f *shareserve.Fetch) {
-	for i, tp := range acked {
-		if seenAckTopic(acked[:i], tp.TopicID) {
-			continue
-		}
-		counted, failed := false, false
-		for _, other := range acked[i:] {
-			if other.TopicID == tp.TopicID {
-				counted, failed = ackOutcome(counted, failed, f.Answer(other).AckErr)
-			}
-		}
-		b.countShareAcks(node, tp.TopicID, counted, failed)
-	}
-}
-
-func seenAckTopic(tps []shareserve.TopicPartition, id storage.TopicID) bool {
-	for _, tp := range tps {
-		if tp.TopicID == id {
-			return true
+// countShareAcks adds the acknowledgement outcomes of one request, one per
+// topic shareserve counted.
+func (b *Broker) countShareAcks(node int32, acks []shareserve.TopicOutcome) {
+	for _, o := range acks {
+		c := b.metrics.share.topic(node, o.TopicID)
+		c.acks.Add(1)
+		if o.Failed {
+			c.acksFailed.Add(1)
 		}
 	}
-	return false
 }
 
 // Share metrics read at scrape time.

@@ -47,7 +47,7 @@ func ValidateAckBatches(version int16, isRenewAck bool, batches []sharepartition
 	return nil
 }
 
-// Acknowledge applies one partition's acknowledgement batches for a
+// acknowledgePartition applies one partition's acknowledgement batches for a
 // member, checking in Kafka's order: the topic ID, the request-level rules
 // (ValidateAckBatches), then the partition and its share state must exist,
 // then the share partition checks offsets and ownership and applies all or
@@ -56,7 +56,7 @@ func ValidateAckBatches(version int16, isRenewAck bool, batches []sharepartition
 // only where it leads (docs/cluster.md share-ack-after-move). Acknowledgements never create share
 // state: a partition this group never fetched here has none to
 // acknowledge, which Kafka answers UNKNOWN_TOPIC_OR_PARTITION.
-func (s *Service) Acknowledge(key SessionKey, tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) error {
+func (s *Service) acknowledgePartition(key SessionKey, tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) error {
 	if len(batches) == 0 {
 		return nil // nothing to acknowledge is success
 	}
@@ -70,7 +70,7 @@ func (s *Service) Acknowledge(key SessionKey, tp TopicPartition, version int16, 
 	if t.Partition(tp.Partition) == nil {
 		return unknownPartition(t, tp.Partition)
 	}
-	if s.leads != nil && !s.leads(key.Node, tp) {
+	if s.edge != nil && s.edge.Leads(key.Node, tp) != nil {
 		// The node holds share partitions only for what it leads; after a
 		// leader move the old leader has dropped it (share-ack-after-move).
 		return fmt.Errorf("%w: node %d does not lead %s-%d, so holds no share state for it", storage.ErrUnknownTopic, key.Node, t.Name, tp.Partition)

@@ -46,7 +46,7 @@ func TestDeadLetterHookFollowsGroupConfig(t *testing.T) {
 	reject := func(o int64) {
 		t.Helper()
 		b := []sharepartition.AckBatch{{FirstOffset: o, LastOffset: o, Types: []sharepartition.AckType{sharepartition.AckReject}}}
-		if err := f.s.Acknowledge(key, f.tp(0), 1, false, b, f.clock.Now()); err != nil {
+		if err := f.s.acknowledgePartition(key, f.tp(0), 1, false, b, f.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

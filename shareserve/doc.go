@@ -1,16 +1,17 @@
-// Package shareserve serves share groups (KIP-932) for the broker's
-// handlers: it holds the share sessions, the registry of share partitions,
-// and applies acknowledgements and acquisitions across storage and
-// sharepartition. One ShareFetch is one Fetch: acknowledgements first,
-// then acquisition over the session partitions in long-poll attempts, then
-// the partitions the answer lists.
+// Package shareserve owns the share conversation (KIP-932): one ShareFetch
+// is one Service.Fetch, one ShareAcknowledge one Service.Acknowledge. It
+// holds the share sessions and the registry of share partitions, and runs
+// a request's whole order across storage and sharepartition: the session
+// epoch, acknowledgements first, then acquisition over the session
+// partitions within the record and byte budgets, parking on the broker
+// clock (internal/longpoll) until records arrive or locks free, closing,
+// and the outcome counts the broker's metrics add.
 //
 // It sees no wire types and no sockets: handlers translate kmsg into its
-// plain types (SessionKey, TopicPartition, sharepartition.AckBatch, Limits)
-// and its Answers back, and map its sentinel errors to Kafka codes. The
-// long-poll loop stays in the broker, which owns the clock's deadline and
-// closing; Fetch.Attempt is shaped for it, registering a wake channel with
-// every log and share partition whose change could alter the answer.
+// plain types (FetchRequest, AckRequest) and its results back, and map its
+// sentinel errors to Kafka codes. What only the edge knows — which node
+// leads a partition, what a principal may read — it asks through one
+// interface, Edge.
 //
 // It composes two domain packages (storage and sharepartition) and reads
 // group configs, so it sits between the broker and the domain rather than

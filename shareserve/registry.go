@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/internal/longpoll"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
@@ -22,9 +23,11 @@ type Key struct {
 // of ShareFetches parked on it. Share and Log are set at creation and never
 // change.
 type Partition struct {
-	Share   *sharepartition.SharePartition
-	Log     *storage.Partition
-	waiters notifier
+	Share *sharepartition.SharePartition
+	Log   *storage.Partition
+	// waiters are the fetches parked on the share partition, woken when
+	// records become acquirable (acknowledgement, release, lock expiry).
+	waiters longpoll.Notifier
 	// moving is held for writing while a leader move hands the partition
 	// over, and for reading by an acquisition that checked its node still
 	// leads: no acquisition on the old leader survives the handover.
@@ -52,10 +55,10 @@ type Options struct {
 	GroupConfig func(groupID string) group.ShareGroupConfig
 	// OnLockFire, when set, learns how late each lock timer fired.
 	OnLockFire func(late time.Duration)
-	// Leads, when set, reports whether node leads tp; nil means one node
-	// leads everything. Closing a session releases records only where its
-	// node leads (release-where-led).
-	Leads func(node int32, tp TopicPartition) bool
+	// Edge, when set, answers what only the Kafka edge knows: which node
+	// leads a partition and what a requester may read. nil means one node
+	// leads everything and every topic may be read.
+	Edge Edge
 	// OnDeadLetter, when set, is told of the dead letters of every share
 	// partition whose group names a dead-letter topic (KIP-1191), with that
 	// group's dead-letter config; see sharepartition.Config.OnDeadLetter for
@@ -76,7 +79,7 @@ type Service struct {
 	groupConfig func(groupID string) group.ShareGroupConfig
 	timers      *locktimer.Service
 	counters    *sharepartition.Counters
-	leads       func(node int32, tp TopicPartition) bool
+	edge        Edge
 	deadLetter  func(Key, group.DeadLetterConfig, []sharepartition.DeadLetter)
 
 	// Sessions is the share-session cache (share-groups.md §2.4).
@@ -132,7 +135,7 @@ func New(o Options) *Service {
 		groupConfig: o.GroupConfig,
 		timers:      locktimer.NewService(o.Clock, o.OnLockFire),
 		counters:    &sharepartition.Counters{},
-		leads:       o.Leads,
+		edge:        o.Edge,
 		deadLetter:  o.OnDeadLetter,
 		Sessions:    newSessions(o.MaxSessions),
 		byKey:       make(map[Key]*Partition),
@@ -204,7 +207,7 @@ func (s *Service) partitionConfig(key Key, cfg group.ShareGroupConfig, p *Partit
 		MaxRecordLocks:     int64(cfg.PartitionMaxRecordLocks),
 		RenewEnabled:       cfg.RenewAcknowledgeEnable,
 		ReadCommitted:      cfg.IsolationLevel == group.ReadCommitted,
-		OnChange:           p.waiters.notify,
+		OnChange:           p.waiters.Notify,
 		Counters:           s.counters,
 	}
 }
@@ -306,7 +309,7 @@ func (s *Service) OwnerClosed(owner any, now time.Time) {
 // in the node's own share-partition cache, which holds only what it leads.
 func (s *Service) release(key SessionKey, parts []TopicPartition, now time.Time) {
 	for _, tp := range parts {
-		if s.leads != nil && !s.leads(key.Node, tp) {
+		if s.edge != nil && s.edge.Leads(key.Node, tp) != nil {
 			continue
 		}
 		if p := s.Lookup(Key{Group: key.Group, TopicPartition: tp}); p != nil {
@@ -345,7 +348,7 @@ func (s *Service) LeaderMoved(topicID storage.TopicID, partition int32, from, to
 		p.moving.Lock()
 		freed += p.Share.LeaderMoved()
 		p.moving.Unlock()
-		p.waiters.notify()
+		p.waiters.Notify()
 	}
 	return freed
 }
@@ -370,40 +373,4 @@ func (p *Partition) Lag() (spso, lag int64) {
 	}
 	hw := p.Log.Offsets().HighWatermark
 	return snap.SPSO, max(hw-snap.SPSO-finished, 0)
-}
-
-// notifier wakes the channels registered with it, each once: the fetches
-// parked on a share partition. The zero value is ready to use.
-type notifier struct {
-	mu      sync.Mutex
-	waiters map[chan<- struct{}]struct{}
-}
-
-func (n *notifier) watch(ch chan<- struct{}) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.waiters == nil {
-		n.waiters = make(map[chan<- struct{}]struct{})
-	}
-	n.waiters[ch] = struct{}{}
-}
-
-func (n *notifier) unwatch(ch chan<- struct{}) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	delete(n.waiters, ch)
-}
-
-// notify wakes every waiter without blocking and forgets them.
-func (n *notifier) notify() {
-	n.mu.Lock()
-	waiters := n.waiters
-	n.waiters = nil
-	n.mu.Unlock()
-	for ch := range waiters {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
 }
