@@ -204,8 +204,8 @@ func New(cfg Config) (*Broker, error) {
 		OnLockFire: func(late time.Duration) {
 			b.metrics.fireDelay.Observe(late.Seconds())
 		},
-		Edge:         shareEdge{b},
-		OnDeadLetter: b.deadLetters.hook(),
+		Edge:        shareEdge{b},
+		DeadLetters: b.deadLetters.options(),
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()

@@ -33,7 +33,7 @@ func TestDeadLetterHookFollowsGroupConfig(t *testing.T) {
 	f.s = New(Options{
 		Store: store, Clock: f.clock, MaxSessions: 10,
 		GroupConfig: func(string) group.ShareGroupConfig { return cfg },
-		OnDeadLetter: func(k Key, c group.DeadLetterConfig, d []sharepartition.DeadLetter) {
+		onDeadLetter: func(k Key, c group.DeadLetterConfig, d []sharepartition.DeadLetter) {
 			calls = append(calls, deadCall{k, c, d})
 		},
 	})

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sharebroker/sharebroker/group"
@@ -59,11 +60,15 @@ type Options struct {
 	// leads a partition and what a requester may read. nil means one node
 	// leads everything and every topic may be read.
 	Edge Edge
-	// OnDeadLetter, when set, is told of the dead letters of every share
-	// partition whose group names a dead-letter topic (KIP-1191), with that
-	// group's dead-letter config; see sharepartition.Config.OnDeadLetter for
-	// when and where it runs. A group without one carries no hook.
-	OnDeadLetter func(Key, group.DeadLetterConfig, []sharepartition.DeadLetter)
+	// DeadLetters, when set, turns dead-letter queues on (share.version 2,
+	// KIP-1191): the dead letters of every share partition whose group
+	// names a dead-letter topic are written there (dead_letter.go). A group
+	// without one carries no hook.
+	DeadLetters *DeadLetterOptions
+	// onDeadLetter, when set, is told of dead letters instead of the
+	// writer, with the group's dead-letter config: the package's tests
+	// watch which share partitions carry the hook with it.
+	onDeadLetter func(Key, group.DeadLetterConfig, []sharepartition.DeadLetter)
 }
 
 // Service serves share groups on top of storage and sharepartition: it
@@ -80,7 +85,10 @@ type Service struct {
 	timers      *locktimer.Service
 	counters    *sharepartition.Counters
 	edge        Edge
+	// deadLetter receives the dead letters of groups with a dead-letter
+	// topic; nil with dead-letter queues off. deadLetters is its writer.
 	deadLetter  func(Key, group.DeadLetterConfig, []sharepartition.DeadLetter)
+	deadLetters *deadLetterWriter
 
 	// Sessions is the share-session cache (share-groups.md §2.4).
 	Sessions *Sessions
@@ -129,17 +137,27 @@ func (s *Service) Restore(groupID string, t *storage.Topic, log *storage.Partiti
 
 // New returns a service with no sessions and no share partitions.
 func New(o Options) *Service {
-	return &Service{
+	s := &Service{
 		store:       o.Store,
 		clock:       o.Clock,
 		groupConfig: o.GroupConfig,
 		timers:      locktimer.NewService(o.Clock, o.OnLockFire),
 		counters:    &sharepartition.Counters{},
 		edge:        o.Edge,
-		deadLetter:  o.OnDeadLetter,
+		deadLetter:  o.onDeadLetter,
 		Sessions:    newSessions(o.MaxSessions),
 		byKey:       make(map[Key]*Partition),
 	}
+	if o.DeadLetters != nil && s.deadLetter == nil {
+		s.deadLetters = &deadLetterWriter{
+			o:       *o.DeadLetters,
+			store:   o.Store,
+			now:     func() int64 { return o.Clock.Now().UnixMilli() },
+			written: make(map[DeadLetterSeries]*atomic.Int64),
+		}
+		s.deadLetter = s.deadLetters.write
+	}
+	return s
 }
 
 // Close stops the lock timers: no lock expires after it returns.
