@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/sharebroker/sharebroker/group"
-	"github.com/sharebroker/sharebroker/internal/longpoll"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
@@ -28,7 +27,7 @@ type Partition struct {
 	Log   *storage.Partition
 	// waiters are the fetches parked on the share partition, woken when
 	// records become acquirable (acknowledgement, release, lock expiry).
-	waiters longpoll.Notifier
+	waiters storage.Notifier
 	// moving is held for writing while a leader move hands the partition
 	// over, and for reading by an acquisition that checked its node still
 	// leads: no acquisition on the old leader survives the handover.

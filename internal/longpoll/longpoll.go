@@ -1,14 +1,14 @@
 // Package longpoll is the waiting of Fetch and ShareFetch: the one loop
 // that parks a request until something it reads changes or its deadline
-// passes on the broker clock, and the one wake set ("records arrived or
-// locks freed") that the things it reads notify. The broker's Fetch and
-// shareserve's ShareFetch both use it, so neither imports the other and
-// the loop exists once.
+// passes on the broker clock. What wakes it is storage.Notifier, the one
+// wake set ("records arrived or locks freed") of partition logs and share
+// partitions alike. The broker's Fetch and shareserve's ShareFetch both
+// use the loop, so neither imports the other and it exists once; it is
+// internal because only those two park requests.
 package longpoll
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,55 +77,6 @@ func Sleep(ctx context.Context, clock locktimer.Clock, d time.Duration) {
 	case <-fired:
 	case <-ctx.Done():
 		t.Stop()
-	}
-}
-
-// Notifier wakes the channels registered with it, each once, when what
-// they wait for changes: a partition log's appends, a share partition's
-// freed records. The zero value is ready to use.
-type Notifier struct {
-	mu      sync.Mutex
-	waiters map[chan<- struct{}]struct{}
-	// n is len(waiters), so Notify with nobody waiting (every append on
-	// a log no fetch is parked on) costs one atomic load, not a lock.
-	n atomic.Int32
-}
-
-// Watch registers ch for a non-blocking send at the next Notify; the
-// registration is consumed by it, and Unwatch removes it early.
-func (n *Notifier) Watch(ch chan<- struct{}) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.waiters == nil {
-		n.waiters = make(map[chan<- struct{}]struct{})
-	}
-	n.waiters[ch] = struct{}{}
-	n.n.Store(int32(len(n.waiters)))
-}
-
-// Unwatch removes a registration made by Watch.
-func (n *Notifier) Unwatch(ch chan<- struct{}) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	delete(n.waiters, ch)
-	n.n.Store(int32(len(n.waiters)))
-}
-
-// Notify wakes every registered channel without blocking and forgets
-// them. The caller calls it after the change is visible to a reader (its
-// lock released): a request that registers after the load of n below
-// then sees the change when it looks.
-func (n *Notifier) Notify() {
-	if n.n.Load() == 0 {
-		return
-	}
-	n.mu.Lock()
-	waiters := n.waiters
-	n.waiters = nil
-	n.n.Store(0)
-	n.mu.Unlock()
-	for ch := range waiters {
-		send(ch)
 	}
 }
 

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/sharebroker/sharebroker/locktimer"
+	"github.com/sharebroker/sharebroker/storage"
 )
 
 // share-groups.md §2.8: a parked request is woken by a Notify of what it
 // watches, counted as parked meanwhile, and not expired.
 func TestPollWokenByNotify(t *testing.T) {
 	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
-	var n Notifier
+	var n storage.Notifier
 	var ready atomic.Bool
 	var parked atomic.Int64
 	attempt := func(wake chan<- struct{}) (bool, func()) {
@@ -47,14 +48,5 @@ func TestPollExpiresOnTheClock(t *testing.T) {
 	clock.Advance(time.Second)
 	if expired := <-done; !expired || attempts != 2 {
 		t.Errorf("expired %v after %d attempts; want expired after a last attempt", expired, attempts)
-	}
-}
-
-// A Notify with nobody watching costs no lock and allocates nothing: every
-// append calls it.
-func TestNotifyIdleDoesNotAllocate(t *testing.T) {
-	var n Notifier
-	if a := testing.AllocsPerRun(100, n.Notify); a != 0 {
-		t.Errorf("idle Notify allocates %v", a)
 	}
 }
