@@ -35,11 +35,11 @@ type Limits struct {
 	Mode      sharepartition.AcquireMode
 }
 
-// Fetch is the work of one ShareFetch request for one member: its
+// fetchWork is the work of one ShareFetch request for one member: its
 // acknowledgements, then acquisition over the session partitions, across
 // as many long-poll attempts as Service.Fetch makes, then which partitions
 // the answer lists. It belongs to one request's goroutine.
-type Fetch struct {
+type fetchWork struct {
 	s   *Service
 	key SessionKey
 	// readCommitted is share.isolation.level=read_committed, read once per
@@ -75,8 +75,8 @@ type resolvedPartition struct {
 
 // newFetch starts the work of one ShareFetch of key's member; cfg is the
 // group's effective config, read once for the whole request.
-func (s *Service) newFetch(key SessionKey, cfg group.ShareGroupConfig) *Fetch {
-	f := &Fetch{
+func (s *Service) newFetch(key SessionKey, cfg group.ShareGroupConfig) *fetchWork {
+	f := &fetchWork{
 		s:             s,
 		key:           key,
 		edge:          s.edge,
@@ -87,7 +87,7 @@ func (s *Service) newFetch(key SessionKey, cfg group.ShareGroupConfig) *Fetch {
 	return f
 }
 
-func (f *Fetch) answer(tp TopicPartition) *Answer {
+func (f *fetchWork) answer(tp TopicPartition) *Answer {
 	a := f.answers[tp]
 	if a == nil {
 		a = &Answer{}
@@ -97,12 +97,12 @@ func (f *Fetch) answer(tp TopicPartition) *Answer {
 }
 
 // Answer returns what tp answers, or nil if nothing happened to it.
-func (f *Fetch) Answer(tp TopicPartition) *Answer { return f.answers[tp] }
+func (f *fetchWork) Answer(tp TopicPartition) *Answer { return f.answers[tp] }
 
 // acknowledge applies the acknowledgements the request carries for tp
 // (Service.acknowledgePartition); the result becomes tp's AckErr. A
 // ShareFetch applies them before it acquires anything.
-func (f *Fetch) acknowledge(tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) {
+func (f *fetchWork) acknowledge(tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) {
 	a := f.answer(tp)
 	a.Acked = true
 	a.AckErr = f.s.acknowledgePartition(f.key, tp, version, isRenewAck, batches, now)
@@ -114,7 +114,7 @@ func (f *Fetch) acknowledge(tp TopicPartition, version int16, isRenewAck bool, b
 // given tp. Acknowledgements tp carries are applied or refused by
 // acknowledge as usual. Any refusal makes the request answer without
 // waiting, as for any partition error.
-func (f *Fetch) refuse(tp TopicPartition, err error) {
+func (f *fetchWork) refuse(tp TopicPartition, err error) {
 	f.answer(tp).Err = err
 	f.refused = true
 }
@@ -124,7 +124,7 @@ func (f *Fetch) refuse(tp TopicPartition, err error) {
 // always spent on the same partition first (share-groups.md §2.7). It
 // reports false when there is nothing to acquire for: no partitions, no
 // records or no bytes wanted; then the request neither acquires nor waits.
-func (f *Fetch) plan(parts []SessionPartition, epoch int32, lim Limits) bool {
+func (f *fetchWork) plan(parts []SessionPartition, epoch int32, lim Limits) bool {
 	if len(parts) == 0 || lim.MaxRecords <= 0 || lim.MaxBytes <= 0 {
 		return false
 	}
@@ -142,7 +142,7 @@ func (f *Fetch) plan(parts []SessionPartition, epoch int32, lim Limits) bool {
 // acquired or any partition failed; unwatch unregisters wake. Once records
 // are acquired they are locked and must go out now, so MinBytes is treated
 // as met.
-func (f *Fetch) attempt(wake chan<- struct{}) (done bool, unwatch func()) {
+func (f *fetchWork) attempt(wake chan<- struct{}) (done bool, unwatch func()) {
 	f.wake = wake
 	for i, sp := range f.order {
 		r := resolvedPartition{tp: sp.TopicPartition}
@@ -159,7 +159,7 @@ func (f *Fetch) attempt(wake chan<- struct{}) (done bool, unwatch func()) {
 	return acquired || failed, f.unwatchFn
 }
 
-func (f *Fetch) unwatch() {
+func (f *fetchWork) unwatch() {
 	for _, r := range f.resolved {
 		if r.part != nil {
 			r.log.Unwatch(f.wake)
@@ -171,7 +171,7 @@ func (f *Fetch) unwatch() {
 // acquireOnce makes one pass over the resolved partitions in order,
 // acquiring up to MaxRecords and MaxBytes in all. It reports whether
 // anything was acquired and whether any partition failed.
-func (f *Fetch) acquireOnce() (acquired, failed bool) {
+func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 	remaining := int64(f.lim.MaxRecords)
 	bytesLeft := f.lim.MaxBytes
 	now := f.s.clock.Now()
@@ -230,7 +230,7 @@ func (f *Fetch) acquireOnce() (acquired, failed bool) {
 
 // acquireFrom acquires from one resolved partition within the remaining
 // records and bytes.
-func (f *Fetch) acquireFrom(r resolvedPartition, sp *sharepartition.SharePartition, remaining, bytesLeft int64, now time.Time) ([]sharepartition.AcquiredRange, error) {
+func (f *fetchWork) acquireFrom(r resolvedPartition, sp *sharepartition.SharePartition, remaining, bytesLeft int64, now time.Time) ([]sharepartition.AcquiredRange, error) {
 	if !sp.CanAcquire() {
 		return nil, nil
 	}
@@ -266,7 +266,7 @@ func (f *Fetch) acquireFrom(r resolvedPartition, sp *sharepartition.SharePartiti
 // lists every session partition; an incremental one only those with
 // records, an error, an acknowledgement result, or added since the last
 // answer. Partitions that carried acknowledgements always appear.
-func (f *Fetch) listed(epoch int32, parts []SessionPartition) []TopicPartition {
+func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartition {
 	var listed, failed []TopicPartition
 	for _, sp := range parts {
 		a := f.answers[sp.TopicPartition]

@@ -89,7 +89,7 @@ var wide = Limits{MaxRecords: 500, MaxBytes: 1 << 20, Mode: sharepartition.Batch
 
 // fetchOnce makes one ShareFetch of key's member over parts: one attempt,
 // no acknowledgements.
-func (f *fixture) fetchOnce(key SessionKey, parts []SessionPartition, epoch int32, lim Limits) *Fetch {
+func (f *fixture) fetchOnce(key SessionKey, parts []SessionPartition, epoch int32, lim Limits) *fetchWork {
 	fetch := f.s.newFetch(key, testGroupConfig())
 	if fetch.plan(parts, epoch, lim) {
 		attempt(fetch, make(chan struct{}, 1))
@@ -103,7 +103,7 @@ func accept(first, last int64) []sharepartition.AckBatch {
 }
 
 // attempt runs one long-poll attempt of f and unwatches.
-func attempt(fetch *Fetch, wake chan<- struct{}) bool {
+func attempt(fetch *fetchWork, wake chan<- struct{}) bool {
 	done, unwatch := fetch.attempt(wake)
 	unwatch()
 	return done

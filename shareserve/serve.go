@@ -199,7 +199,7 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 			deadline = s.clock.Now()
 		}
 		// A leader that moves while the request waits wakes it, and the
-		// next attempt refuses the partition (Fetch.edge).
+		// next attempt refuses the partition (fetchWork.edge).
 		res.Expired = longpoll.Poll(ctx, s.clock, deadline, f.attempt, req.Parked)
 		res.Fetches = s.fetchOutcomes(parts, f)
 	}
@@ -296,7 +296,7 @@ func seenSession(parts []SessionPartition, id storage.TopicID) bool {
 }
 
 // answered pairs each listed partition with what it answers.
-func (f *Fetch) answered(listed []TopicPartition) []PartitionAnswer {
+func (f *fetchWork) answered(listed []TopicPartition) []PartitionAnswer {
 	out := make([]PartitionAnswer, len(listed))
 	for i, tp := range listed {
 		out[i].TopicPartition = tp
@@ -311,7 +311,7 @@ func (f *Fetch) answered(listed []TopicPartition) []PartitionAnswer {
 // SharePartitionManager.processShareFetch): once for each existing topic
 // among the partitions it fetched, as failed when one of the topic's
 // partitions answered an error.
-func (s *Service) fetchOutcomes(parts []SessionPartition, f *Fetch) []TopicOutcome {
+func (s *Service) fetchOutcomes(parts []SessionPartition, f *fetchWork) []TopicOutcome {
 	var out []TopicOutcome
 	for i := range parts {
 		id := parts[i].TopicID
@@ -332,7 +332,7 @@ func (s *Service) fetchOutcomes(parts []SessionPartition, f *Fetch) []TopicOutco
 
 // fetchAckOutcomes counts the acknowledgements a ShareFetch carried, once
 // per topic, as ackOutcome folds them.
-func (s *Service) fetchAckOutcomes(f *Fetch) []TopicOutcome {
+func (s *Service) fetchAckOutcomes(f *fetchWork) []TopicOutcome {
 	var out []TopicOutcome
 	for i, tp := range f.acked {
 		if seenIn(f.acked[:i], tp.TopicID) {
@@ -414,7 +414,7 @@ type AckResult struct {
 // partitions do not join the session. Epoch -1 then closes the session
 // and releases the member's records (row 8).
 func (s *Service) Acknowledge(req AckRequest) AckResult {
-	if err := s.Sessions.Acknowledge(req.Key, req.Epoch); err != nil {
+	if err := s.Sessions.AckEpoch(req.Key, req.Epoch); err != nil {
 		return AckResult{Err: err}
 	}
 	res := AckResult{LockDuration: s.groupConfig(req.Key.Group).RecordLockDuration}

@@ -133,11 +133,11 @@ func (s *Sessions) Advance(key SessionKey, epoch int32, added, forgotten []Topic
 	return slices.Clone(sess.parts), nil
 }
 
-// Acknowledge checks a ShareAcknowledge's epoch (share-groups.md §3.2): 0
+// AckEpoch checks a ShareAcknowledge's epoch (share-groups.md §3.2): 0
 // is never valid there; -1 needs an open session and does not bump;
 // anything else must match and bumps. The request's partitions do not join
 // the session.
-func (s *Sessions) Acknowledge(key SessionKey, epoch int32) error {
+func (s *Sessions) AckEpoch(key SessionKey, epoch int32) error {
 	if epoch == 0 {
 		return fmt.Errorf("%w: ShareAcknowledge cannot open a session (epoch 0)", ErrInvalidShareSessionEpoch)
 	}

@@ -102,17 +102,17 @@ func TestShareSessionRules(t *testing.T) {
 
 	t.Run("ShareAcknowledge epochs", func(t *testing.T) {
 		s := newSessions(10)
-		if err := s.Acknowledge(key, 1); !errors.Is(err, ErrShareSessionNotFound) {
+		if err := s.AckEpoch(key, 1); !errors.Is(err, ErrShareSessionNotFound) {
 			t.Fatalf("no session: %v", err)
 		}
 		s.Open(key, c1, nil)
-		if err := s.Acknowledge(key, 0); !errors.Is(err, ErrInvalidShareSessionEpoch) {
+		if err := s.AckEpoch(key, 0); !errors.Is(err, ErrInvalidShareSessionEpoch) {
 			t.Fatalf("epoch 0: %v", err)
 		}
-		if err := s.Acknowledge(key, -1); err != nil {
+		if err := s.AckEpoch(key, -1); err != nil {
 			t.Fatalf("epoch -1 with a session: %v", err)
 		}
-		if err := s.Acknowledge(key, 1); err != nil {
+		if err := s.AckEpoch(key, 1); err != nil {
 			t.Fatalf("epoch 1 (-1 must not have bumped): %v", err)
 		}
 		if _, err := s.Advance(key, 2, nil, nil); err != nil {
