@@ -128,17 +128,9 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 	for i := range req.Partitions {
 		named[i] = req.Partitions[i].TopicPartition
 	}
-	var parts []SessionPartition
-	var err error
-	switch {
-	case req.Epoch == 0:
-		if parts, err = s.Sessions.Open(req.Key, req.Owner, named); err != nil {
-			longpoll.Sleep(ctx, s.clock, req.MaxWait)
-		}
-	case req.Epoch == -1:
-		err = s.Sessions.Exists(req.Key)
-	default:
-		parts, err = s.Sessions.Advance(req.Key, req.Epoch, named, req.Forgotten)
+	parts, err := s.Sessions.FetchEpoch(req.Key, req.Owner, req.Epoch, named, req.Forgotten)
+	if errors.Is(err, ErrShareSessionLimit) {
+		longpoll.Sleep(ctx, s.clock, req.MaxWait) // then answer the limit
 	}
 	if err != nil {
 		return FetchResult{Err: err}

@@ -133,6 +133,23 @@ func (s *Sessions) Advance(key SessionKey, epoch int32, added, forgotten []Topic
 	return slices.Clone(sess.parts), nil
 }
 
+// FetchEpoch applies a ShareFetch's epoch (share-groups.md §2.4): 0 opens
+// a session holding exactly named (Open), -1 needs an open session and
+// changes nothing (the request closes it after answering), anything else
+// must be the expected epoch and adds named and drops forgotten
+// (Advance). It returns the session's partitions after the change, none
+// for -1.
+func (s *Sessions) FetchEpoch(key SessionKey, owner any, epoch int32, named, forgotten []TopicPartition) ([]SessionPartition, error) {
+	switch epoch {
+	case 0:
+		return s.Open(key, owner, named)
+	case -1:
+		return nil, s.Exists(key)
+	default:
+		return s.Advance(key, epoch, named, forgotten)
+	}
+}
+
 // AckEpoch checks a ShareAcknowledge's epoch (share-groups.md §3.2): 0
 // is never valid there; -1 needs an open session and does not bump;
 // anything else must match and bumps. The request's partitions do not join
