@@ -1,9 +1,7 @@
 package broker
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -71,28 +69,6 @@ type shareNotLeader struct {
 }
 
 func (e shareNotLeader) Unwrap() error { return e.error }
-
-// closing is the broker's closing as a context: done when b.done is
-// closed. shareserve's long poll ends early on it; a conversion, so a
-// request pays nothing for it.
-type closing chan struct{}
-
-func (c closing) Deadline() (time.Time, bool) { return time.Time{}, false }
-func (c closing) Done() <-chan struct{}       { return c }
-func (c closing) Value(any) any               { return nil }
-
-func (c closing) Err() error {
-	select {
-	case <-c:
-		return context.Canceled
-	default:
-		return nil
-	}
-}
-
-// closingCtx is the context of a request's wait: cancelled when the
-// broker closes.
-func (b *Broker) closingCtx() context.Context { return closing(b.done) }
 
 // validateShareIDs checks the group and member IDs of a ShareFetch or
 // ShareAcknowledge; a bad one is a top-level INVALID_REQUEST.
