@@ -61,9 +61,9 @@ const (
 	dlqHeaderMessage       = "__dlq.errors.message"
 )
 
-// DeadLetterTopicEnable is the topic config by which a topic opts in to
+// dlqTopicEnable is the topic config by which a topic opts in to
 // being a dead-letter topic (Kafka's errors.deadletterqueue.group.enable).
-const DeadLetterTopicEnable = "errors.deadletterqueue.group.enable"
+const dlqTopicEnable = "errors.deadletterqueue.group.enable"
 
 // dlqMessages are the __dlq.errors.message values, Kafka's
 // ShareGroupDLQManager.CLIENT_REJECT and DELIVERY_COUNT_EXCEEDED.
@@ -210,7 +210,7 @@ func (d *deadLetterWriter) topic(groupID, name string) (*storage.Topic, error) {
 	}
 	t := d.store.Topic(name)
 	if t != nil {
-		if v, _ := t.Config(DeadLetterTopicEnable); !strings.EqualFold(strings.TrimSpace(v), "true") {
+		if v, _ := t.Config(dlqTopicEnable); !strings.EqualFold(strings.TrimSpace(v), "true") {
 			return nil, fmt.Errorf("%w: DLQ is not enabled on configured DLQ topic for share group: %s, topic: %s", errDLQTopic, groupID, name)
 		}
 	}
@@ -233,7 +233,7 @@ func (d *deadLetterWriter) topic(groupID, name string) (*storage.Topic, error) {
 // created by someone else meanwhile is used if it opted in.
 func (d *deadLetterWriter) create(groupID, name string) (*storage.Topic, error) {
 	t, err := d.store.CreateTopic(name, d.o.Partitions, map[string]string{
-		DeadLetterTopicEnable:    "true",
+		dlqTopicEnable:           "true",
 		"message.timestamp.type": "CreateTime",
 	})
 	if errors.Is(err, storage.ErrTopicExists) {

@@ -78,7 +78,7 @@ func (f *fixture) open(t *testing.T, member string, n int32) (SessionKey, []Sess
 	for p := range n {
 		tps = append(tps, f.tp(p))
 	}
-	parts, err := f.s.Sessions.Open(key, member, tps)
+	parts, err := f.s.Sessions.open(key, member, tps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestListedIncremental(t *testing.T) {
 		t.Fatalf("a full answer listed %v", got)
 	}
 
-	parts, err := f.s.Sessions.Advance(key, 1, nil, nil)
+	parts, err := f.s.Sessions.advance(key, 1, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +287,7 @@ func TestListedIncremental(t *testing.T) {
 // what its member holds at once.
 func TestClosingReleases(t *testing.T) {
 	for name, end := range map[string]func(f *fixture, key SessionKey){
-		"session closed":    func(f *fixture, key SessionKey) { f.s.CloseSession(key, f.clock.Now()) },
+		"session closed":    func(f *fixture, key SessionKey) { f.s.closeSession(key, f.clock.Now()) },
 		"connection closed": func(f *fixture, key SessionKey) { f.s.OwnerClosed(key.Member, f.clock.Now()) },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -296,7 +296,7 @@ func TestClosingReleases(t *testing.T) {
 			key, parts := f.open(t, "m1", 1)
 			f.fetchOnce(key, parts, 0, wide)
 			end(f, key)
-			if f.s.Sessions.Exists(key) == nil {
+			if f.s.Sessions.exists(key) == nil {
 				t.Fatal("the session survived")
 			}
 			snap := f.s.Lookup(Key{Group: "g", TopicPartition: f.tp(0)}).Share.Snapshot()

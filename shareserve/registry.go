@@ -305,10 +305,10 @@ func (s *Service) DropTopic(groupID string, topicID storage.TopicID) int {
 	return n
 }
 
-// CloseSession closes key's session, if any, and releases what its member
+// closeSession closes key's session, if any, and releases what its member
 // holds on the session's partitions (row 8: the attempt counts, and the
 // delivery limit applies).
-func (s *Service) CloseSession(key SessionKey, now time.Time) {
+func (s *Service) closeSession(key SessionKey, now time.Time) {
 	s.release(key, s.Sessions.close(key), now)
 }
 

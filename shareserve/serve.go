@@ -128,7 +128,7 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 	for i := range req.Partitions {
 		named[i] = req.Partitions[i].TopicPartition
 	}
-	parts, err := s.Sessions.FetchEpoch(req.Key, req.Owner, req.Epoch, named, req.Forgotten)
+	parts, err := s.Sessions.fetchEpoch(req.Key, req.Owner, req.Epoch, named, req.Forgotten)
 	if errors.Is(err, ErrShareSessionLimit) {
 		longpoll.Sleep(ctx, s.clock, req.MaxWait) // then answer the limit
 	}
@@ -161,7 +161,7 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 	if req.Epoch == -1 || req.IsRenewAck {
 		res.Partitions = f.answered(f.acked)
 		if req.Epoch == -1 {
-			s.CloseSession(req.Key, s.clock.Now())
+			s.closeSession(req.Key, s.clock.Now())
 		}
 		return res
 	}
@@ -406,7 +406,7 @@ type AckResult struct {
 // partitions do not join the session. Epoch -1 then closes the session
 // and releases the member's records (row 8).
 func (s *Service) Acknowledge(req AckRequest) AckResult {
-	if err := s.Sessions.AckEpoch(req.Key, req.Epoch); err != nil {
+	if err := s.Sessions.ackEpoch(req.Key, req.Epoch); err != nil {
 		return AckResult{Err: err}
 	}
 	res := AckResult{LockDuration: s.groupConfig(req.Key.Group).RecordLockDuration}
@@ -434,7 +434,7 @@ func (s *Service) Acknowledge(req AckRequest) AckResult {
 		res.Acks = s.countedAcks(res.Acks, rt.TopicID, counted, failed)
 	}
 	if req.Epoch == -1 {
-		s.CloseSession(req.Key, s.clock.Now())
+		s.closeSession(req.Key, s.clock.Now())
 	}
 	return res
 }

@@ -125,7 +125,7 @@ func TestServeFetchOpensSessionAndAcquires(t *testing.T) {
 	if len(res.Fetches) != 1 || res.Fetches[0].Failed {
 		t.Errorf("fetch outcomes %+v, want the topic once, not failed", res.Fetches)
 	}
-	if _, err := f.s.Sessions.Advance(SessionKey{Group: "g", Member: "m1"}, 1, nil, nil); err != nil {
+	if _, err := f.s.Sessions.advance(SessionKey{Group: "g", Member: "m1"}, 1, nil, nil); err != nil {
 		t.Errorf("the session expects epoch 1 next: %v", err)
 	}
 }
@@ -254,7 +254,7 @@ func TestServeCloseReleases(t *testing.T) {
 	if a := answerOf(res, f.tp(0)); a == nil || a.AckErr != nil || a.HasData() {
 		t.Fatalf("closing answer %+v, want the acknowledgement only", a)
 	}
-	if err := f.s.Sessions.Exists(closeReq.Key); !errors.Is(err, ErrShareSessionNotFound) {
+	if err := f.s.Sessions.exists(closeReq.Key); !errors.Is(err, ErrShareSessionNotFound) {
 		t.Errorf("session after closing: %v", err)
 	}
 	other := f.s.Fetch(context.Background(), f.fetchReq("m2", 0, 1))
@@ -364,7 +364,7 @@ func TestServeAcknowledge(t *testing.T) {
 	if res := f.s.Acknowledge(req); res.Err != nil || res.Errs[0] == nil || !res.Acks[0].Failed {
 		t.Errorf("acknowledging twice: %+v, want the partition refused and counted as failed", res)
 	}
-	if err := f.s.Sessions.Exists(key); err == nil {
+	if err := f.s.Sessions.exists(key); err == nil {
 		t.Error("epoch -1 left the session open")
 	}
 	other := f.s.Fetch(context.Background(), f.fetchReq("m2", 0, 1))

@@ -41,7 +41,7 @@ func TestParkedFetchOnFullWindow(t *testing.T) {
 			f.clock.Advance(lockDuration)
 		}, [][3]int64{{0, 999, 2}}},
 		{"the holder's session closes", func(_ *testing.T, f *fixture, holder SessionKey) {
-			f.s.CloseSession(holder, f.clock.Now())
+			f.s.closeSession(holder, f.clock.Now())
 		}, [][3]int64{{0, 999, 2}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,7 +65,7 @@ func TestParkedFetchOnFullWindow(t *testing.T) {
 				t.Fatalf("window of %d records, can acquire %v; want 2000 and false", sp.InFlight(), sp.CanAcquire())
 			}
 
-			parts2, err := f.s.Sessions.Advance(m2, 1, nil, nil)
+			parts2, err := f.s.Sessions.advance(m2, 1, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
