@@ -21,13 +21,13 @@ import (
 
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/auth"
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/persist"
+	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/txn"
 )
@@ -197,8 +197,8 @@ func New(cfg Config) (*Broker, error) {
 		OnLockFire: func(late time.Duration) {
 			b.metrics.FireDelay(late)
 		},
-		Leads:        b.shareLeads,
-		OnDeadLetter: b.deadLetters.hook(),
+		Edge:        shareEdge{b},
+		DeadLetters: b.deadLetters.options(),
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
