@@ -139,7 +139,7 @@ func TestFetchAnswersWithStoredBytes(t *testing.T) {
 	if got := ranges(a); !slices.Equal(got, [][3]int64{{0, 4, 1}}) {
 		t.Fatalf("acquired %v, want 0-4 at delivery 1", got)
 	}
-	stored := f.topic.Partition(0).ReadRange(0, 4)
+	stored := f.topic.Partition(0).ReadRangeInto(0, 4, nil)
 	if len(a.Records) != len(stored) || &a.Records[0][0] != &stored[0][0] || a.Records.Len() != stored.Len() {
 		t.Fatal("the answer's records are not the log's own bytes")
 	}

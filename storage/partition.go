@@ -451,15 +451,10 @@ func (p *Partition) Batches(offset, endOffset int64, maxBytes int32) ([]BatchInf
 	return out, offs, nil
 }
 
-// ReadRange returns the stored batches that hold offsets first through last
-// (inclusive), back to back: what a share fetch sends for an acquired range.
-// Offsets below the log start are skipped; nil means none is stored.
-func (p *Partition) ReadRange(first, last int64) Records {
-	return p.ReadRangeInto(first, last, nil)
-}
-
-// ReadRangeInto is ReadRange copying what it reads from files into rb
-// (nil: a new buffer).
+// ReadRangeInto returns the stored batches that hold offsets first through
+// last (inclusive), back to back: what a share fetch sends for an acquired
+// range. Offsets below the log start are skipped; nil means none is stored.
+// What it reads from files is copied into rb (nil: a new buffer).
 func (p *Partition) ReadRangeInto(first, last int64, rb *ReadBuffer) Records {
 	p.mu.RLock()
 	first = max(first, p.logStart)
