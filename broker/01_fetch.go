@@ -42,6 +42,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/internal/longpoll"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -68,7 +69,7 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 		denied = r.fetchDenied(req)
 	}
 	var resp *fetchResponse
-	b.longPoll(deadline, func(wake chan<- struct{}) (bool, func()) {
+	longpoll.Poll(b.closingCtx(), b.clock, deadline, func(wake chan<- struct{}) (bool, func()) {
 		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
 		var bytes int64
 		var failed bool

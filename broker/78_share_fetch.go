@@ -2,7 +2,10 @@ package broker
 
 // ShareFetch (key 78), v1-v2 (v0 is not advertised, as in Kafka 4.1+).
 //
-// Processing follows share-groups.md §2.3:
+// Processing follows share-groups.md §2.3. The handler checks what the
+// request says on its own (the first item below), then makes one call,
+// shareserve.Service.Fetch, which does everything with state (the rest),
+// and encodes its result:
 //
 //   - Top-level INVALID_REQUEST for a missing group ID, a member ID that is
 //     empty or longer than 36 characters, a renew fetch (IsRenewAck) with a
@@ -56,51 +59,19 @@ package broker
 //     acknowledgements TOPIC_AUTHORIZATION_FAILED, without a message).
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/sharepartition"
+	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
 func init() { register(78, 1, 2, handleShareFetch) }
-
-// errShareTopicAuthorization refuses a share partition of a topic the
-// principal may not READ: the code without a message, as Kafka's
-// ShareFetchResponse.partitionResponse and ShareAcknowledgeResponse's.
-var errShareTopicAuthorization = codeOnly{errTopicAuthorization}
-
-// shareTopicsDenied is, with authorization on, the topic IDs among the
-// named and session partitions the principal may not READ (each counted
-// once); nil with it off. A topic ID that names no topic is answered
-// UNKNOWN_TOPIC_ID elsewhere, not refused here.
-func (r *request) shareTopicsDenied(named []shareserve.TopicPartition, parts []shareserve.SessionPartition) map[[16]byte]bool {
-	if r.conn.b.authz == nil {
-		return nil
-	}
-	denied := make(map[[16]byte]bool)
-	seen := make(map[[16]byte]bool)
-	check := func(id [16]byte) {
-		if seen[id] {
-			return
-		}
-		seen[id] = true
-		if t := r.conn.b.store.TopicByID(id); t != nil && !r.authorized(acl.OpRead, acl.ResourceTopic, t.Name) {
-			denied[id] = true
-		}
-	}
-	for _, tp := range named {
-		check(tp.TopicID)
-	}
-	for _, sp := range parts {
-		check(sp.TopicID)
-	}
-	return denied
-}
 
 func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareFetchRequest)
@@ -122,180 +93,90 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	if mode != sharepartition.BatchOptimized && mode != sharepartition.RecordLimit {
 		return fail(fmt.Errorf("%w: ShareAcquireMode %d is neither 0 (batch optimized) nor 1 (record limit)", errInvalidRequest, req.ShareAcquireMode))
 	}
-	key := shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID, Node: r.conn.node()}
-
-	var named []shareserve.TopicPartition
-	hasAcks := false
+	var parts []shareserve.PartitionAcks
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
-			named = append(named, shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition})
-			hasAcks = hasAcks || len(rp.AcknowledgementBatches) > 0
-		}
-	}
-	var parts []shareserve.SessionPartition
-	var err error
-	switch epoch := req.ShareSessionEpoch; {
-	case epoch == 0:
-		if hasAcks {
-			return fail(fmt.Errorf("%w: a request that opens a share session (epoch 0) cannot carry acknowledgements", errInvalidRequest))
-		}
-		if parts, err = b.shares.Sessions.Open(key, r.conn, named); err != nil {
-			b.waitOnClock(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
-			return fail(err)
-		}
-	case epoch == -1:
-		err = b.shares.Sessions.Exists(key)
-	default:
-		var forgotten []shareserve.TopicPartition
-		for _, ft := range req.ForgottenTopicsData {
-			for _, p := range ft.Partitions {
-				forgotten = append(forgotten, shareserve.TopicPartition{TopicID: ft.TopicID, Partition: p})
-			}
-		}
-		parts, err = b.shares.Sessions.Advance(key, epoch, named, forgotten)
-	}
-	if err != nil {
-		return fail(err)
-	}
-
-	// READ on each topic of the session, checked on every request as
-	// Kafka does; a refused partition answers TOPIC_AUTHORIZATION_FAILED,
-	// and so do its acknowledgements.
-	denied := r.shareTopicsDenied(named, parts)
-	cfg := b.groupConfigs.Share(key.Group) // once for the whole request
-	resp.AcquisitionLockTimeoutMillis = int32(cfg.RecordLockDuration.Milliseconds())
-	f := b.shares.NewFetch(key, cfg)
-	f.ReadInto(&r.conn.readBuf)
-	led := newShareLeadership(b, r.conn)
-	now := b.clock.Now()
-	for _, rt := range req.Topics {
-		for _, rp := range rt.Partitions {
+			p := shareserve.PartitionAcks{TopicPartition: shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}}
 			if len(rp.AcknowledgementBatches) > 0 {
-				tp := shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
-				if denied[tp.TopicID] {
-					f.Refuse(tp, errShareTopicAuthorization)
-				} else if err := led.check(tp); err != nil {
-					f.Refuse(tp, err) // and shareserve refuses its acknowledgements
+				if req.ShareSessionEpoch == 0 {
+					return fail(fmt.Errorf("%w: a request that opens a share session (epoch 0) cannot carry acknowledgements", errInvalidRequest))
 				}
-				f.Acknowledge(tp, req.Version, req.IsRenewAck, fetchAckBatches(rp.AcknowledgementBatches), now)
+				p.Acks = fetchAckBatches(rp.AcknowledgementBatches)
 			}
+			parts = append(parts, p)
 		}
 	}
-
-	b.countShareFetchAcks(key.Node, f.Acked(), f)
-	switch {
-	case req.ShareSessionEpoch == -1:
-		writeShareFetchAnswers(resp, f.Acked(), f, led)
-		b.shares.CloseSession(key, b.clock.Now())
-		return resp, nil
-	case req.IsRenewAck:
-		writeShareFetchAnswers(resp, f.Acked(), f, led)
-		return resp, nil
-	}
-
-	// Partitions another node leads answer NOT_LEADER_OR_FOLLOWER and are
-	// not acquired from; the request then answers without waiting.
-	// Partitions of refused topics are answered the same way.
-	ours := parts
-	if b.cfg.Nodes > 1 || denied != nil {
-		ours = make([]shareserve.SessionPartition, 0, len(parts))
-		for _, sp := range parts {
-			var err error
-			if denied[sp.TopicID] {
-				err = errShareTopicAuthorization
-			} else if b.cfg.Nodes > 1 {
-				err = led.check(sp.TopicPartition)
-			}
-			if err != nil {
-				if f.Answer(sp.TopicPartition) == nil {
-					f.Refuse(sp.TopicPartition, err)
-				}
-				continue
-			}
-			ours = append(ours, sp)
-		}
-		if b.cfg.Nodes > 1 {
-			f.CheckLeader(led.check) // a leader may move while the request waits
+	var forgotten []shareserve.TopicPartition
+	for _, ft := range req.ForgottenTopicsData {
+		for _, p := range ft.Partitions {
+			forgotten = append(forgotten, shareserve.TopicPartition{TopicID: ft.TopicID, Partition: p})
 		}
 	}
-	if f.Plan(ours, req.ShareSessionEpoch, b.shareFetchLimits(req, mode)) {
-		deadline := b.clock.Now().Add(time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond)
-		if f.Refused() {
-			deadline = b.clock.Now()
-		}
-		// A leader that moves while the request waits wakes it, and the
-		// next attempt refuses the partition (CheckLeader above).
-		b.longPoll(deadline, f.Attempt, b.metrics.WaitsOf(key.Node))
-		b.countShareFetch(key.Node, parts, f)
+	node := r.conn.node()
+	res := b.shares.Fetch(b.closingCtx(), shareserve.FetchRequest{
+		Key:           shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID, Node: node},
+		Owner:         r.conn,
+		Requester:     r,
+		Epoch:         req.ShareSessionEpoch,
+		Version:       req.Version,
+		IsRenewAck:    req.IsRenewAck,
+		Partitions:    parts,
+		Forgotten:     forgotten,
+		MaxWait:       time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond,
+		MaxRecords:    req.MaxRecords,
+		BatchSize:     req.BatchSize,
+		Mode:          mode,
+		MaxBytes:      req.MaxBytes,
+		FetchMaxBytes: b.cfg.props.Int32("fetch.max.bytes"),
+		ReadBuf:       &r.conn.readBuf,
+		Parked:        b.metrics.WaitsOf(node).Parked(),
+	})
+	if res.Err != nil {
+		return fail(res.Err)
 	}
-	writeShareFetchAnswers(resp, f.Listed(req.ShareSessionEpoch, parts), f, led)
+	b.countShareFetch(node, res)
+	resp.AcquisitionLockTimeoutMillis = int32(res.LockDuration.Milliseconds())
+	writeShareFetchAnswers(resp, res.Partitions, leaderEndpoints{b: b, index: r.conn.listenerIndex()})
 	return resp, nil
-}
-
-// shareFetchLimits is what the request may acquire: MaxRecords, and
-// MaxBytes capped by fetch.max.bytes (a negative MaxBytes means only the
-// cap; zero, nothing).
-func (b *Broker) shareFetchLimits(req *kmsg.ShareFetchRequest, mode sharepartition.AcquireMode) shareserve.Limits {
-	maxBytes := int64(b.cfg.props.Int32("fetch.max.bytes"))
-	switch {
-	case req.MaxBytes == 0:
-		maxBytes = 0
-	case req.MaxBytes > 0:
-		maxBytes = min(maxBytes, int64(req.MaxBytes))
-	}
-	return shareserve.Limits{MaxRecords: req.MaxRecords, MaxBytes: maxBytes, BatchSize: req.BatchSize, Mode: mode}
 }
 
 // writeShareFetchAnswers lists the partitions in order, grouped by topic;
 // a partition another node leads names its leader, and the answer that
 // leader's endpoint (KIP-951).
-func writeShareFetchAnswers(resp *shareFetchResponse, listed []shareserve.TopicPartition, f *shareserve.Fetch, led *shareLeadership) {
+func writeShareFetchAnswers(resp *shareFetchResponse, listed []shareserve.PartitionAnswer, leaders leaderEndpoints) {
 	topicIndex := make(map[storage.TopicID]int)
-	for _, tp := range listed {
-		i, ok := topicIndex[tp.TopicID]
+	for k := range listed {
+		a := &listed[k]
+		i, ok := topicIndex[a.TopicID]
 		if !ok {
 			t := kmsg.NewShareFetchResponseTopic()
-			t.TopicID = tp.TopicID
+			t.TopicID = a.TopicID
 			resp.Topics = append(resp.Topics, t)
 			i = len(resp.Topics) - 1
-			topicIndex[tp.TopicID] = i
+			topicIndex[a.TopicID] = i
 		}
 		p := kmsg.NewShareFetchResponseTopicPartition()
-		p.Partition = tp.Partition
-		if l, ok := led.refused[tp]; ok {
-			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = l.Leader, l.Epoch
+		p.Partition = a.Partition
+		var nl shareNotLeader
+		if a.Err != nil && errors.As(a.Err, &nl) {
+			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = nl.leader.Leader, nl.leader.Epoch
+			leaders.add(nl.leader.Leader)
 		}
-		if a := f.Answer(tp); a != nil {
-			p.ErrorCode, p.ErrorMessage = codeFor(a.Err), errMessage(a.Err)
-			p.AcknowledgeErrorCode, p.AcknowledgeErrorMessage = codeFor(a.AckErr), errMessage(a.AckErr)
-			if a.HasData() {
-				p.Records = resp.field(i, len(resp.Topics[i].Partitions), a.Records)
-				for _, rg := range a.Ranges {
-					ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
-					ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = rg.FirstOffset, rg.LastOffset, rg.DeliveryCount
-					p.AcquiredRecords = append(p.AcquiredRecords, ar)
-				}
+		p.ErrorCode, p.ErrorMessage = codeFor(a.Err), errMessage(a.Err)
+		p.AcknowledgeErrorCode, p.AcknowledgeErrorMessage = codeFor(a.AckErr), errMessage(a.AckErr)
+		if a.HasData() {
+			p.Records = resp.field(i, len(resp.Topics[i].Partitions), a.Records)
+			for _, rg := range a.Ranges {
+				ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
+				ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = rg.FirstOffset, rg.LastOffset, rg.DeliveryCount
+				p.AcquiredRecords = append(p.AcquiredRecords, ar)
 			}
 		}
 		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, p)
 	}
-	led.endpoints.each(func(node int32, ep endpoint) {
+	leaders.each(func(node int32, ep endpoint) {
 		ne := kmsg.NewShareFetchResponseNodeEndpoint()
 		ne.NodeID, ne.Host, ne.Port = node, ep.host, ep.port
 		resp.NodeEndpoints = append(resp.NodeEndpoints, ne)
 	})
-}
-
-// waitOnClock waits d on the broker clock, or until the broker closes.
-func (b *Broker) waitOnClock(d time.Duration) {
-	if d <= 0 {
-		return
-	}
-	fired := make(chan struct{})
-	t := b.clock.AfterFunc(d, func() { close(fired) })
-	select {
-	case <-fired:
-	case <-b.done:
-		t.Stop()
-	}
 }

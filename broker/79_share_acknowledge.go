@@ -2,6 +2,10 @@ package broker
 
 // ShareAcknowledge (key 79), v1-v2 (v0 is not advertised, as in Kafka 4.1+).
 //
+// The handler checks the IDs (the first item below), then makes one call,
+// shareserve.Service.Acknowledge, which does the rest, and encodes its
+// result:
+//
 //   - Top-level INVALID_REQUEST for a missing group ID or a member ID that
 //     is empty or longer than 36 characters.
 //   - The share session (share-groups.md §3.2, shareserve.Sessions): epoch 0 is
@@ -32,11 +36,10 @@ package broker
 //     TOPIC_AUTHORIZATION_FAILED).
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
+	"github.com/sharebroker/sharebroker/shareserve"
 )
 
 func init() { register(79, 1, 2, handleShareAcknowledge) }
@@ -54,44 +57,39 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 	if err := validateShareIDs(req.GroupID, req.MemberID); err != nil {
 		return fail(err)
 	}
-	key := shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID, Node: r.conn.node()}
-	if err := b.shares.Sessions.Acknowledge(key, req.ShareSessionEpoch); err != nil {
-		return fail(err)
-	}
-	resp.AcquisitionLockTimeoutMillis = int32(b.groupConfigs.Share(key.Group).RecordLockDuration.Milliseconds())
-	now := b.clock.Now()
-	var named []shareserve.TopicPartition
-	if b.authz != nil {
-		for _, rt := range req.Topics {
-			for _, rp := range rt.Partitions {
-				named = append(named, shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition})
-			}
+	topics := make([]shareserve.AckTopic, len(req.Topics))
+	for i, rt := range req.Topics {
+		topics[i] = shareserve.AckTopic{TopicID: rt.TopicID, Partitions: make([]shareserve.AckPartition, len(rt.Partitions))}
+		for j, rp := range rt.Partitions {
+			topics[i].Partitions[j] = shareserve.AckPartition{Partition: rp.Partition, Acks: ackRequestAckBatches(rp.AcknowledgementBatches)}
 		}
 	}
-	denied := r.shareTopicsDenied(named, nil) // READ on each topic acknowledged
+	node := r.conn.node()
+	res := b.shares.Acknowledge(shareserve.AckRequest{
+		Key:        shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID, Node: node},
+		Requester:  r,
+		Epoch:      req.ShareSessionEpoch,
+		Version:    req.Version,
+		IsRenewAck: req.IsRenewAck,
+		Topics:     topics,
+	})
+	if res.Err != nil {
+		return fail(res.Err)
+	}
+	b.countShareAcks(node, res.Acks)
+	resp.AcquisitionLockTimeoutMillis = int32(res.LockDuration.Milliseconds())
+	errs := res.Errs
 	for _, rt := range req.Topics {
 		st := kmsg.NewShareAcknowledgeResponseTopic()
 		st.TopicID = rt.TopicID
-		counted, failed := false, false
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewShareAcknowledgeResponseTopicPartition()
 			sp.Partition = rp.Partition
-			tp := shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
-			if denied[rt.TopicID] {
-				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-				st.Partitions = append(st.Partitions, sp)
-				continue
-			}
-			err := b.shares.Acknowledge(key, tp, req.Version, req.IsRenewAck, ackRequestAckBatches(rp.AcknowledgementBatches), now)
-			sp.ErrorCode, sp.ErrorMessage = codeFor(err), errMessage(err)
+			sp.ErrorCode, sp.ErrorMessage = codeFor(errs[0]), errMessage(errs[0])
+			errs = errs[1:]
 			st.Partitions = append(st.Partitions, sp)
-			counted, failed = ackOutcome(counted, failed, err)
 		}
-		b.countShareAcks(key.Node, rt.TopicID, counted, failed)
 		resp.Topics = append(resp.Topics, st)
-	}
-	if req.ShareSessionEpoch == -1 {
-		b.shares.CloseSession(key, b.clock.Now())
 	}
 	return resp, nil
 }

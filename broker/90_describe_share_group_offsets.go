@@ -27,7 +27,7 @@ import (
 	"github.com/sharebroker/sharebroker/cluster"
 
 	"github.com/sharebroker/sharebroker/acl"
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
+	"github.com/sharebroker/sharebroker/shareserve"
 )
 
 func init() { register(90, 0, 1, handleDescribeShareGroupOffsets) }

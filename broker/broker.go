@@ -21,7 +21,6 @@ import (
 
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/auth"
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/brokerconfig"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
@@ -29,6 +28,7 @@ import (
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/persist"
+	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/txn"
 )
@@ -198,8 +198,8 @@ func New(cfg Config) (*Broker, error) {
 		OnLockFire: func(late time.Duration) {
 			b.metrics.FireDelay(late)
 		},
-		Leads:        b.shareLeads,
-		OnDeadLetter: b.deadLetters.hook(),
+		Edge:        shareEdge{b},
+		DeadLetters: b.deadLetters.options(),
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()

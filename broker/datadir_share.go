@@ -1,15 +1,15 @@
 package broker
 
 import (
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/durable"
 	"github.com/sharebroker/sharebroker/persist"
 	"github.com/sharebroker/sharebroker/sharepartition"
+	"github.com/sharebroker/sharebroker/shareserve"
 )
 
 // shareBinding is the share-partition registry as persist restores and
 // journals it (docs/durability.md share-state-as-kafka). It only renames
-// keys: persist cannot import shareserve while it is internal to broker.
+// keys between shareserve and durable.
 type shareBinding struct{ *shareserve.Service }
 
 // SetShareJournal makes every share partition created from now on write

@@ -8,9 +8,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sharebroker/sharebroker/acl"
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
+	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/txn"
 )

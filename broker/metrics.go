@@ -13,10 +13,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/sharepartition"
+	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/wire"
 )

@@ -14,9 +14,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/httpapi"
+	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -180,61 +180,6 @@ func (e *leaderEndpoints) each(fn func(node int32, ep endpoint)) {
 	for _, n := range e.nodes {
 		fn(n, e.b.nodeEndpoint(n, e.index))
 	}
-}
-
-// shareLeadership checks, for one ShareFetch or ShareAcknowledge, that the
-// connection's node leads each partition it is asked to serve, and keeps
-// the leaders of those it refuses for the answer (KIP-951).
-type shareLeadership struct {
-	b         *Broker
-	node      int32
-	refused   map[shareserve.TopicPartition]cluster.Leadership
-	endpoints leaderEndpoints
-}
-
-func newShareLeadership(b *Broker, c *conn) *shareLeadership {
-	return &shareLeadership{b: b, node: c.node(), endpoints: leaderEndpoints{b: b, index: c.listenerIndex()}}
-}
-
-// check returns errNotLeader when another node leads tp. A topic or
-// partition that does not exist passes: shareserve answers it. A single
-// node leads everything, so it checks nothing.
-func (s *shareLeadership) check(tp shareserve.TopicPartition) error {
-	if s.b.cfg.Nodes == 1 {
-		return nil
-	}
-	if l, ok := s.refused[tp]; ok {
-		return notLeaderErr(tp, l)
-	}
-	t := s.b.store.TopicByID(tp.TopicID)
-	if t == nil || t.Partition(tp.Partition) == nil {
-		return nil
-	}
-	l, code := s.b.checkLeader(s.node, t, tp.Partition, noEpoch)
-	if code == 0 {
-		return nil
-	}
-	if s.refused == nil {
-		s.refused = make(map[shareserve.TopicPartition]cluster.Leadership)
-	}
-	s.refused[tp] = l
-	s.endpoints.add(l.Leader)
-	return notLeaderErr(tp, l)
-}
-
-// shareLeads reports whether node leads tp, for shareserve's
-// release-where-led; a topic or partition that does not exist has no
-// records to release.
-func (b *Broker) shareLeads(node int32, tp shareserve.TopicPartition) bool {
-	if b.cfg.Nodes == 1 {
-		return true
-	}
-	t := b.store.TopicByID(tp.TopicID)
-	if t == nil || t.Partition(tp.Partition) == nil {
-		return true
-	}
-	_, code := b.checkLeader(node, t, tp.Partition, noEpoch)
-	return code == 0
 }
 
 func notLeaderErr(tp shareserve.TopicPartition, l cluster.Leadership) error {

@@ -5,13 +5,70 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
+	"github.com/sharebroker/sharebroker/shareserve"
+	"github.com/sharebroker/sharebroker/storage"
 )
 
 // What ShareFetch and ShareAcknowledge check before shareserve sees them,
-// and the translation of their acknowledgement batches (kmsg has a type
-// per request) into sharepartition's.
+// the translation of their acknowledgement batches (kmsg has a type per
+// request) into sharepartition's, and what the broker answers when
+// shareserve asks the edge (shareEdge).
+
+// errShareTopicAuthorization refuses a share partition of a topic the
+// principal may not READ: the code without a message, as Kafka's
+// ShareFetchResponse.partitionResponse and ShareAcknowledgeResponse's.
+var errShareTopicAuthorization = codeOnly{errTopicAuthorization}
+
+// shareEdge is what the broker knows that share serving asks
+// (shareserve.Edge): which node leads a partition, and what a request's
+// principal may read.
+type shareEdge struct{ b *Broker }
+
+// Leads returns a shareNotLeader when another node leads tp. A topic or
+// partition that does not exist passes: shareserve answers it. A single
+// node leads everything, so it checks nothing.
+func (e shareEdge) Leads(node int32, tp shareserve.TopicPartition) error {
+	b := e.b
+	if b.cfg.Nodes == 1 {
+		return nil
+	}
+	t := b.store.TopicByID(tp.TopicID)
+	if t == nil || t.Partition(tp.Partition) == nil {
+		return nil
+	}
+	l, code := b.checkLeader(node, t, tp.Partition, noEpoch)
+	if code == 0 {
+		return nil
+	}
+	return shareNotLeader{l, notLeaderErr(tp, l)}
+}
+
+// AuthorizeRead refuses a topic the request's principal may not READ with
+// errShareTopicAuthorization; requester is the *request. A topic ID that
+// names no topic is answered UNKNOWN_TOPIC_ID elsewhere, not refused here.
+func (e shareEdge) AuthorizeRead(requester any, id storage.TopicID) error {
+	r, _ := requester.(*request)
+	if r == nil || e.b.authz == nil {
+		return nil
+	}
+	if t := e.b.store.TopicByID(id); t != nil && !r.authorized(acl.OpRead, acl.ResourceTopic, t.Name) {
+		return errShareTopicAuthorization
+	}
+	return nil
+}
+
+// shareNotLeader is errNotLeader for a share partition, with the leader
+// the answer names (KIP-951).
+type shareNotLeader struct {
+	leader cluster.Leadership
+	error
+}
+
+func (e shareNotLeader) Unwrap() error { return e.error }
 
 // validateShareIDs checks the group and member IDs of a ShareFetch or
 // ShareAcknowledge; a bad one is a top-level INVALID_REQUEST.

@@ -76,7 +76,9 @@ func TestRestartSameBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendPlain(t, tp.Partition(2), 2)
-	if err := tp.SetConfigs(map[string]string{"retention.ms": "1000"}); err != nil {
+	if err := tp.UpdateConfigs(func(map[string]string) (map[string]string, error) {
+		return map[string]string{"retention.ms": "1000"}, nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	want := [][]byte{readAll(t, tp.Partition(0)), readAll(t, tp.Partition(1)), readAll(t, tp.Partition(2))}

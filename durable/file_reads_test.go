@@ -130,8 +130,8 @@ func TestReadFromRolledSegments(t *testing.T) {
 					t.Errorf("%s: read at %d of %d bytes: %d bytes, want %d byte for byte", when, off, maxBytes, len(got), len(want))
 				}
 			}
-			if got, want := p.ReadRange(off, end-1).Join(), twin.ReadRange(off, end-1).Join(); !bytes.Equal(got, want) {
-				t.Errorf("%s: ReadRange(%d, %d) differs", when, off, end-1)
+			if got, want := p.ReadRangeInto(off, end-1, nil).Join(), twin.ReadRangeInto(off, end-1, nil).Join(); !bytes.Equal(got, want) {
+				t.Errorf("%s: ReadRangeInto(%d, %d) differs", when, off, end-1)
 			}
 		}
 		recs, err := p.RecordsIn(0, end)
@@ -335,7 +335,7 @@ func TestReadBufferKeepsEarlierReads(t *testing.T) {
 			off := int64(k / 2)
 			want := readJoined(t, twin, off, 1<<20)
 			if k%2 == 1 {
-				want = twin.ReadRange(off, off).Join()
+				want = twin.ReadRangeInto(off, off, nil).Join()
 			}
 			if !bytes.Equal(recs.Join(), want) {
 				t.Fatalf("round %d: read %d at offset %d changed before Reset", round, k, off)

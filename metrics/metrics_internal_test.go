@@ -29,8 +29,9 @@ func TestCountingDoesNotAllocate(t *testing.T) {
 		m.Panics().Inc()
 		m.FireDelay(time.Millisecond)
 		w := m.WaitsOf(6)
-		w.Park()
-		w.Unpark(true)
+		w.Parked().Add(1)
+		w.Parked().Add(-1)
+		w.Expired()
 		m.ShareFetchRequest(6, id, true)
 		m.ShareAckRequest(6, id, false)
 	}
@@ -94,7 +95,7 @@ func TestScrapeReadsState(t *testing.T) {
 		APIs: []string{"Produce"}, Authorizer: true, SASLMechanisms: []string{"PLAIN"}, State: st})
 	m.ShareFetchRequest(6, kept, true)
 	m.ShareFetchRequest(6, gone, false)
-	m.WaitsOf(6).Park()
+	m.WaitsOf(6).Parked().Add(1)
 	m.Delivered(2, 10)
 
 	families, err := m.Gather()

@@ -76,17 +76,13 @@ type ShareWaits struct {
 	expired atomic.Int64
 }
 
-// Park counts a ShareFetch that begins to wait for records.
-func (w *ShareWaits) Park() { w.waiting.Add(1) }
+// Parked is the count of the node's ShareFetches waiting for records;
+// share serving adds to it while a request is parked (Kafka's share-fetch
+// purgatory size).
+func (w *ShareWaits) Parked() *atomic.Int64 { return &w.waiting }
 
-// Unpark counts a parked ShareFetch that stopped waiting, and as expired
-// if its MaxWaitMs ran out.
-func (w *ShareWaits) Unpark(expired bool) {
-	w.waiting.Add(-1)
-	if expired {
-		w.expired.Add(1)
-	}
-}
+// Expired counts a parked ShareFetch whose MaxWaitMs ran out.
+func (w *ShareWaits) Expired() { w.expired.Add(1) }
 
 func newShareMetrics(nodes int) *shareMetrics {
 	return &shareMetrics{topics: make(map[shareTopicKey]*shareTopicCounts), waits: make([]ShareWaits, nodes)}

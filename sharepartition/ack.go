@@ -95,28 +95,58 @@ func (sp *SharePartition) ackOffsetLocked(s slot, ab AckBatch, now time.Time) {
 
 func isAcquired(r *rec) bool { return r.state == Acquired }
 
-// validateAckSyntax checks what needs no state (§2.5's INVALID_REQUEST rules).
-func validateAckSyntax(acks []AckBatch) error {
-	for i, ab := range acks {
+// ErrAckBatches marks acknowledgement batches that break a request-level
+// rule of share-groups.md §2.5/§2.6 (ValidateAcks). It is an
+// ErrInvalidRequest; it is told apart because Kafka answers those before
+// it counts the request's acknowledgements, so metrics skip them.
+var ErrAckBatches error = ackBatchesError{}
+
+type ackBatchesError struct{}
+
+// Error is Kafka's name of the code, as the message prefix clients saw.
+func (ackBatchesError) Error() string        { return "invalid request" }
+func (ackBatchesError) Is(target error) bool { return target == ErrInvalidRequest }
+
+// ValidateAcks applies the request-level rules of share-groups.md §2.5 and
+// §2.6 to one partition's batches, in Kafka's order. version is the
+// request's: RENEW exists from v2, and only with isRenewAck. The first
+// broken rule rejects every batch of the partition with ErrAckBatches;
+// Acknowledge then checks offsets and ownership against the state.
+func ValidateAcks(version int16, isRenewAck bool, batches []AckBatch) error {
+	maxType := AckReject
+	if version >= 2 {
+		maxType = AckRenew // v2+, only with IsRenewAck
+	}
+	for i, b := range batches {
 		switch {
-		case ab.FirstOffset > ab.LastOffset:
-			return fmt.Errorf("%w: ack batch %d: first offset %d > last offset %d", ErrInvalidRequest, i, ab.FirstOffset, ab.LastOffset)
-		case i > 0 && ab.FirstOffset < acks[i-1].LastOffset:
-			// Kafka compares with <, so a batch may start on the
-			// previous batch's last offset.
-			return fmt.Errorf("%w: ack batch %d overlaps the previous one", ErrInvalidRequest, i)
-		case len(ab.Types) == 0:
-			return fmt.Errorf("%w: ack batch %d has no types", ErrInvalidRequest, i)
-		case len(ab.Types) > 1 && int64(len(ab.Types)) != ab.LastOffset-ab.FirstOffset+1:
-			return fmt.Errorf("%w: ack batch %d has %d types for %d offsets", ErrInvalidRequest, i, len(ab.Types), ab.LastOffset-ab.FirstOffset+1)
+		case b.FirstOffset > b.LastOffset:
+			return fmt.Errorf("%w: acknowledgement batch %d-%d is inverted", ErrAckBatches, b.FirstOffset, b.LastOffset)
+		case i > 0 && b.FirstOffset < batches[i-1].LastOffset:
+			// Kafka compares with <, so a batch may start on the previous
+			// batch's last offset.
+			return fmt.Errorf("%w: acknowledgement batch %d-%d overlaps the one before (ending %d)", ErrAckBatches, b.FirstOffset, b.LastOffset, batches[i-1].LastOffset)
+		case len(b.Types) == 0:
+			return fmt.Errorf("%w: acknowledgement batch %d-%d has no types", ErrAckBatches, b.FirstOffset, b.LastOffset)
+		case len(b.Types) > 1 && int64(len(b.Types)) != b.LastOffset-b.FirstOffset+1:
+			return fmt.Errorf("%w: acknowledgement batch %d-%d has %d types; want 1 or one per offset", ErrAckBatches, b.FirstOffset, b.LastOffset, len(b.Types))
 		}
-		for _, t := range ab.Types {
-			if !t.valid() {
-				return fmt.Errorf("%w: ack type %d", ErrInvalidRequest, t)
+		for _, t := range b.Types {
+			switch {
+			case t < 0 || t > maxType:
+				return fmt.Errorf("%w: acknowledge type %d is not valid at v%d", ErrAckBatches, t, version)
+			case t == AckRenew && !isRenewAck:
+				return fmt.Errorf("%w: acknowledge type 4 (renew) needs IsRenewAck", ErrAckBatches)
 			}
 		}
 	}
 	return nil
+}
+
+// validateAckSyntax checks what needs no state for a caller that did not
+// run ValidateAcks with its request's version: every type this package
+// knows is allowed.
+func validateAckSyntax(acks []AckBatch) error {
+	return ValidateAcks(2, true, acks)
 }
 
 // validateAcksLocked checks every batch against the current state, in

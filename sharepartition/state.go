@@ -140,8 +140,6 @@ const (
 var ackEvents = [numAckTypes]event{AckGap: evGap, AckAccept: evAccept, AckRelease: evRelease,
 	AckReject: evReject, AckRenew: evRenew}
 
-func (t AckType) valid() bool { return t >= 0 && t < numAckTypes }
-
 func (t AckType) String() string {
 	switch t {
 	case AckGap:

@@ -41,15 +41,6 @@ func (p *Partition) SetLeaderEpoch(epoch int32) {
 	p.leaderEpoch = epoch
 }
 
-// Epochs returns the leader-epoch history, oldest first, as the log start
-// offset trims it: entries wholly below the log start are dropped and the
-// one spanning it starts there (LeaderEpochFileCache.truncateFromStart).
-func (p *Partition) Epochs() []EpochStart {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	return p.trimmedEpochsLocked()
-}
-
 func (p *Partition) trimmedEpochsLocked() []EpochStart {
 	es := p.epochsLocked()
 	i := 0

@@ -57,7 +57,7 @@ type Partition struct {
 	nextOffset int64 // log end offset; the high watermark on a single node
 	bytes      int64 // bytes held by batches
 	producers  map[int64]*producerState
-	waiters    map[chan<- struct{}]struct{}
+	waiters    Notifier
 	// openTxns maps a producer ID to the first offset of its open
 	// transaction here; aborted indexes aborted transactions by marker
 	// offset (txn.go).
@@ -154,9 +154,10 @@ func (p *Partition) Append(raw []byte, opts AppendOptions) (AppendResult, error)
 
 	p.mu.Lock()
 	res, err := p.appendLocked(raw, &h, opts)
-	waiters := p.takeWaitersLocked(err == nil && !res.Duplicate)
 	p.mu.Unlock()
-	wake(waiters)
+	if err == nil && !res.Duplicate {
+		p.waiters.Notify()
+	}
 	return res, err
 }
 
@@ -450,15 +451,10 @@ func (p *Partition) Batches(offset, endOffset int64, maxBytes int32) ([]BatchInf
 	return out, offs, nil
 }
 
-// ReadRange returns the stored batches that hold offsets first through last
-// (inclusive), back to back: what a share fetch sends for an acquired range.
-// Offsets below the log start are skipped; nil means none is stored.
-func (p *Partition) ReadRange(first, last int64) Records {
-	return p.ReadRangeInto(first, last, nil)
-}
-
-// ReadRangeInto is ReadRange copying what it reads from files into rb
-// (nil: a new buffer).
+// ReadRangeInto returns the stored batches that hold offsets first through
+// last (inclusive), back to back: what a share fetch sends for an acquired
+// range. Offsets below the log start are skipped; nil means none is stored.
+// What it reads from files is copied into rb (nil: a new buffer).
 func (p *Partition) ReadRangeInto(first, last int64, rb *ReadBuffer) Records {
 	p.mu.RLock()
 	first = max(first, p.logStart)
@@ -564,46 +560,12 @@ func (p *Partition) ApplyRetention(retentionMs, retentionBytes, nowMs int64) err
 
 // Watch registers ch to receive a non-blocking send after the next append.
 // The registration is consumed by that wake-up; Unwatch removes it early.
-func (p *Partition) Watch(ch chan<- struct{}) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.waiters == nil {
-		p.waiters = make(map[chan<- struct{}]struct{})
-	}
-	p.waiters[ch] = struct{}{}
-}
+func (p *Partition) Watch(ch chan<- struct{}) { p.waiters.Watch(ch) }
 
 // Wake wakes every registration made by Watch, as an append would,
 // without changing the log: the broker's long polls then look again (a
 // partition's leader moved).
-func (p *Partition) Wake() {
-	p.mu.Lock()
-	w := p.takeWaitersLocked(true)
-	p.mu.Unlock()
-	wake(w)
-}
+func (p *Partition) Wake() { p.waiters.Notify() }
 
 // Unwatch removes a registration made by Watch.
-func (p *Partition) Unwatch(ch chan<- struct{}) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.waiters, ch)
-}
-
-func (p *Partition) takeWaitersLocked(changed bool) map[chan<- struct{}]struct{} {
-	if !changed || len(p.waiters) == 0 {
-		return nil
-	}
-	w := p.waiters
-	p.waiters = nil
-	return w
-}
-
-func wake(waiters map[chan<- struct{}]struct{}) {
-	for ch := range waiters {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
-}
+func (p *Partition) Unwatch(ch chan<- struct{}) { p.waiters.Unwatch(ch) }

@@ -7,56 +7,6 @@ import "fmt"
 // only what appending it did to the partition's indexes: the batch index,
 // transactions, and idempotent producer state (producer-state-from-log).
 
-// Restore appends a batch read back from a data directory, as it was
-// stored: its base offset, leader epoch and timestamps are kept. The caller
-// has validated it with ParseBatch. The first batch of an empty partition
-// may start anywhere (older segments were deleted); each later one must
-// start where the log ends. Restore is for start-up, before the partition
-// is served, and writes nothing to the partition's sink.
-func (p *Partition) Restore(stored []byte) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	h, commit, err := p.checkRestoredLocked(stored)
-	if err != nil {
-		return err
-	}
-	buf := p.reserveLocked(len(stored))
-	copy(buf, stored)
-	p.applyRestoredLocked(buf, &h, commit)
-	return nil
-}
-
-// RestoreRun is Restore for batches that lie back to back in run, which
-// the partition takes as its newest chunk instead of copying it: run, and
-// its backing array up to its capacity, belong to the partition afterwards
-// and the caller must not touch them. Recovery reads segment files in
-// blocks and hands each over whole, so restored records are copied once,
-// from the file.
-func (p *Partition) RestoreRun(run []byte) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c := &chunk{buf: run[:0]}
-	p.tail = c
-	for pos := 0; pos < len(run); {
-		if len(run)-pos < batchHeaderBytes {
-			return fmt.Errorf("%w: %s-%d: %d bytes after the last whole batch", ErrCorruptMessage, p.Topic, p.Index, len(run)-pos)
-		}
-		n := int(readBatchHeader(run[pos:]).Length)
-		if n < batchHeaderBytes || n > len(run)-pos {
-			return fmt.Errorf("%w: %s-%d: a batch of %d bytes in %d", ErrCorruptMessage, p.Topic, p.Index, n, len(run)-pos)
-		}
-		stored := run[pos : pos+n : pos+n]
-		h, commit, err := p.checkRestoredLocked(stored)
-		if err != nil {
-			return err
-		}
-		c.buf = c.buf[:pos+n]
-		p.applyRestoredLocked(stored, &h, commit)
-		pos += n
-	}
-	return nil
-}
-
 // checkRestoredLocked reads a restored batch's header and, for a marker,
 // whether it commits; the batch must start where the log ends.
 func (p *Partition) checkRestoredLocked(stored []byte) (h BatchHeader, commit bool, err error) {
@@ -72,16 +22,6 @@ func (p *Partition) checkRestoredLocked(stored []byte) (h BatchHeader, commit bo
 	return h, commit, nil
 }
 
-// applyRestoredLocked indexes a restored batch that already lies at the
-// end of the tail chunk and redoes what appending it did.
-func (p *Partition) applyRestoredLocked(stored []byte, h *BatchHeader, commit bool) {
-	p.nextOffset = h.BaseOffset
-	p.publishLocked(stored, h, h.BaseOffset, h.MaxTimestamp)
-	p.redoRestoredLocked(h, commit)
-}
-
-// redoRestoredLocked redoes what appending a restored batch, just
-// indexed, did to transactions and producer state.
 func (p *Partition) redoRestoredLocked(h *BatchHeader, commit bool) {
 	switch {
 	case h.Control():

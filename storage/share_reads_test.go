@@ -68,16 +68,16 @@ func TestReadRangeCoversExactlyTheAcquiredOffsets(t *testing.T) {
 		{12, 20, nil},
 	}
 	for _, tc := range cases {
-		got := p.ReadRange(tc.first, tc.last).Join()
+		got := p.ReadRangeInto(tc.first, tc.last, nil).Join()
 		if offs := baseOffsets(t, got); !slices.Equal(offs, tc.want) {
-			t.Errorf("ReadRange(%d, %d) = batches %v, want %v", tc.first, tc.last, offs, tc.want)
+			t.Errorf("ReadRangeInto(%d, %d) = batches %v, want %v", tc.first, tc.last, offs, tc.want)
 		}
 	}
 	// Below the log start nothing is returned for the deleted batches.
 	if _, err := p.DeleteRecordsBefore(6); err != nil {
 		t.Fatal(err)
 	}
-	if offs := baseOffsets(t, p.ReadRange(0, 7).Join()); !slices.Equal(offs, []int64{6}) {
+	if offs := baseOffsets(t, p.ReadRangeInto(0, 7, nil).Join()); !slices.Equal(offs, []int64{6}) {
 		t.Errorf("after DeleteRecords(6): %v", offs)
 	}
 }

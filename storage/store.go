@@ -58,19 +58,6 @@ func (t *Topic) Config(name string) (string, bool) {
 	return v, ok
 }
 
-// SetConfigs replaces the topic's overrides. The caller has validated them.
-func (t *Topic) SetConfigs(configs map[string]string) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.journal != nil {
-		if err := t.journal.ConfigsSet(t.ID, configs); err != nil {
-			return fmt.Errorf("%w: configs of topic %q: %v", ErrStorage, t.Name, err)
-		}
-	}
-	t.configs = maps.Clone(configs)
-	return nil
-}
-
 // UpdateConfigs replaces the topic's overrides with what update returns
 // when given a copy of the current ones; if update fails nothing changes.
 // Concurrent updates are applied one after the other, so an incremental

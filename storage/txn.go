@@ -93,9 +93,8 @@ func (p *Partition) AppendMarker(m MarkerOptions) int64 {
 		p.publishLocked(stored, &h, base, m.NowMs)
 	}
 	p.endTxnLocked(m.ProducerID, m.ProducerEpoch, m.Commit, base)
-	waiters := p.takeWaitersLocked(true)
 	p.mu.Unlock()
-	wake(waiters)
+	p.waiters.Notify()
 	return base
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sharebroker/sharebroker/group"
@@ -22,9 +23,11 @@ type Key struct {
 // of ShareFetches parked on it. Share and Log are set at creation and never
 // change.
 type Partition struct {
-	Share   *sharepartition.SharePartition
-	Log     *storage.Partition
-	waiters notifier
+	Share *sharepartition.SharePartition
+	Log   *storage.Partition
+	// waiters are the fetches parked on the share partition, woken when
+	// records become acquirable (acknowledgement, release, lock expiry).
+	waiters storage.Notifier
 	// moving is held for writing while a leader move hands the partition
 	// over, and for reading by an acquisition that checked its node still
 	// leads: no acquisition on the old leader survives the handover.
@@ -52,15 +55,19 @@ type Options struct {
 	GroupConfig func(groupID string) group.ShareGroupConfig
 	// OnLockFire, when set, learns how late each lock timer fired.
 	OnLockFire func(late time.Duration)
-	// Leads, when set, reports whether node leads tp; nil means one node
-	// leads everything. Closing a session releases records only where its
-	// node leads (release-where-led).
-	Leads func(node int32, tp TopicPartition) bool
-	// OnDeadLetter, when set, is told of the dead letters of every share
-	// partition whose group names a dead-letter topic (KIP-1191), with that
-	// group's dead-letter config; see sharepartition.Config.OnDeadLetter for
-	// when and where it runs. A group without one carries no hook.
-	OnDeadLetter func(Key, group.DeadLetterConfig, []sharepartition.DeadLetter)
+	// Edge, when set, answers what only the Kafka edge knows: which node
+	// leads a partition and what a requester may read. nil means one node
+	// leads everything and every topic may be read.
+	Edge Edge
+	// DeadLetters, when set, turns dead-letter queues on (share.version 2,
+	// KIP-1191): the dead letters of every share partition whose group
+	// names a dead-letter topic are written there (dead_letter.go). A group
+	// without one carries no hook.
+	DeadLetters *DeadLetterOptions
+	// onDeadLetter, when set, is told of dead letters instead of the
+	// writer, with the group's dead-letter config: the package's tests
+	// watch which share partitions carry the hook with it.
+	onDeadLetter func(Key, group.DeadLetterConfig, []sharepartition.DeadLetter)
 }
 
 // Service serves share groups on top of storage and sharepartition: it
@@ -76,8 +83,11 @@ type Service struct {
 	groupConfig func(groupID string) group.ShareGroupConfig
 	timers      *locktimer.Service
 	counters    *sharepartition.Counters
-	leads       func(node int32, tp TopicPartition) bool
+	edge        Edge
+	// deadLetter receives the dead letters of groups with a dead-letter
+	// topic; nil with dead-letter queues off. deadLetters is its writer.
 	deadLetter  func(Key, group.DeadLetterConfig, []sharepartition.DeadLetter)
+	deadLetters *deadLetterWriter
 
 	// Sessions is the share-session cache (share-groups.md §2.4).
 	Sessions *Sessions
@@ -126,17 +136,27 @@ func (s *Service) Restore(groupID string, t *storage.Topic, log *storage.Partiti
 
 // New returns a service with no sessions and no share partitions.
 func New(o Options) *Service {
-	return &Service{
+	s := &Service{
 		store:       o.Store,
 		clock:       o.Clock,
 		groupConfig: o.GroupConfig,
 		timers:      locktimer.NewService(o.Clock, o.OnLockFire),
 		counters:    &sharepartition.Counters{},
-		leads:       o.Leads,
-		deadLetter:  o.OnDeadLetter,
+		edge:        o.Edge,
+		deadLetter:  o.onDeadLetter,
 		Sessions:    newSessions(o.MaxSessions),
 		byKey:       make(map[Key]*Partition),
 	}
+	if o.DeadLetters != nil && s.deadLetter == nil {
+		s.deadLetters = &deadLetterWriter{
+			o:       *o.DeadLetters,
+			store:   o.Store,
+			now:     func() int64 { return o.Clock.Now().UnixMilli() },
+			written: make(map[DeadLetterSeries]*atomic.Int64),
+		}
+		s.deadLetter = s.deadLetters.write
+	}
+	return s
 }
 
 // Close stops the lock timers: no lock expires after it returns.
@@ -204,7 +224,7 @@ func (s *Service) partitionConfig(key Key, cfg group.ShareGroupConfig, p *Partit
 		MaxRecordLocks:     int64(cfg.PartitionMaxRecordLocks),
 		RenewEnabled:       cfg.RenewAcknowledgeEnable,
 		ReadCommitted:      cfg.IsolationLevel == group.ReadCommitted,
-		OnChange:           p.waiters.notify,
+		OnChange:           p.waiters.Notify,
 		Counters:           s.counters,
 	}
 }
@@ -285,10 +305,10 @@ func (s *Service) DropTopic(groupID string, topicID storage.TopicID) int {
 	return n
 }
 
-// CloseSession closes key's session, if any, and releases what its member
+// closeSession closes key's session, if any, and releases what its member
 // holds on the session's partitions (row 8: the attempt counts, and the
 // delivery limit applies).
-func (s *Service) CloseSession(key SessionKey, now time.Time) {
+func (s *Service) closeSession(key SessionKey, now time.Time) {
 	s.release(key, s.Sessions.close(key), now)
 }
 
@@ -306,7 +326,7 @@ func (s *Service) OwnerClosed(owner any, now time.Time) {
 // in the node's own share-partition cache, which holds only what it leads.
 func (s *Service) release(key SessionKey, parts []TopicPartition, now time.Time) {
 	for _, tp := range parts {
-		if s.leads != nil && !s.leads(key.Node, tp) {
+		if s.edge != nil && s.edge.Leads(key.Node, tp) != nil {
 			continue
 		}
 		if p := s.Lookup(Key{Group: key.Group, TopicPartition: tp}); p != nil {
@@ -345,7 +365,7 @@ func (s *Service) LeaderMoved(topicID storage.TopicID, partition int32, from, to
 		p.moving.Lock()
 		freed += p.Share.LeaderMoved()
 		p.moving.Unlock()
-		p.waiters.notify()
+		p.waiters.Notify()
 	}
 	return freed
 }
@@ -370,40 +390,4 @@ func (p *Partition) Lag() (spso, lag int64) {
 	}
 	hw := p.Log.Offsets().HighWatermark
 	return snap.SPSO, max(hw-snap.SPSO-finished, 0)
-}
-
-// notifier wakes the channels registered with it, each once: the fetches
-// parked on a share partition. The zero value is ready to use.
-type notifier struct {
-	mu      sync.Mutex
-	waiters map[chan<- struct{}]struct{}
-}
-
-func (n *notifier) watch(ch chan<- struct{}) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.waiters == nil {
-		n.waiters = make(map[chan<- struct{}]struct{})
-	}
-	n.waiters[ch] = struct{}{}
-}
-
-func (n *notifier) unwatch(ch chan<- struct{}) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	delete(n.waiters, ch)
-}
-
-// notify wakes every waiter without blocking and forgets them.
-func (n *notifier) notify() {
-	n.mu.Lock()
-	waiters := n.waiters
-	n.waiters = nil
-	n.mu.Unlock()
-	for ch := range waiters {
-		select {
-		case ch <- struct{}{}:
-		default:
-		}
-	}
 }

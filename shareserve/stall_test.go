@@ -28,12 +28,12 @@ func TestParkedFetchOnFullWindow(t *testing.T) {
 			f.produce(t, 0, 1000)
 		}, nil},
 		{"the holder accepts: the window slides on", func(t *testing.T, f *fixture, holder SessionKey) {
-			if err := f.s.Acknowledge(holder, f.tp(0), 1, false, accept(0, 999), f.clock.Now()); err != nil {
+			if err := f.s.acknowledgePartition(holder, f.tp(0), 1, false, accept(0, 999), f.clock.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}, [][3]int64{{2000, 2999, 1}}},
 		{"the holder releases: redelivery stays inside the window", func(t *testing.T, f *fixture, holder SessionKey) {
-			if err := f.s.Acknowledge(holder, f.tp(0), 1, false, release, f.clock.Now()); err != nil {
+			if err := f.s.acknowledgePartition(holder, f.tp(0), 1, false, release, f.clock.Now()); err != nil {
 				t.Fatal(err)
 			}
 		}, [][3]int64{{0, 999, 2}}},
@@ -41,7 +41,7 @@ func TestParkedFetchOnFullWindow(t *testing.T) {
 			f.clock.Advance(lockDuration)
 		}, [][3]int64{{0, 999, 2}}},
 		{"the holder's session closes", func(_ *testing.T, f *fixture, holder SessionKey) {
-			f.s.CloseSession(holder, f.clock.Now())
+			f.s.closeSession(holder, f.clock.Now())
 		}, [][3]int64{{0, 999, 2}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -57,7 +57,7 @@ func TestParkedFetchOnFullWindow(t *testing.T) {
 			if got := ranges(f.fetchOnce(m2, parts2, 0, wide).Answer(f.tp(0))); !slices.Equal(got, [][3]int64{{1000, 1999, 1}}) {
 				t.Fatalf("m2 acquired %v, want the second producer batch", got)
 			}
-			if err := f.s.Acknowledge(m2, f.tp(0), 1, false, accept(1000, 1999), f.clock.Now()); err != nil {
+			if err := f.s.acknowledgePartition(m2, f.tp(0), 1, false, accept(1000, 1999), f.clock.Now()); err != nil {
 				t.Fatal(err)
 			}
 			sp := f.s.Lookup(Key{Group: "g", TopicPartition: f.tp(0)}).Share
@@ -65,14 +65,14 @@ func TestParkedFetchOnFullWindow(t *testing.T) {
 				t.Fatalf("window of %d records, can acquire %v; want 2000 and false", sp.InFlight(), sp.CanAcquire())
 			}
 
-			parts2, err := f.s.Sessions.Advance(m2, 1, nil, nil)
+			parts2, err := f.s.Sessions.advance(m2, 1, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			parked := f.s.NewFetch(m2, testGroupConfig())
-			parked.Plan(parts2, 1, wide)
+			parked := f.s.newFetch(m2, testGroupConfig())
+			parked.plan(parts2, 1, wide)
 			wake := make(chan struct{}, 1)
-			done, unwatch := parked.Attempt(wake)
+			done, unwatch := parked.attempt(wake)
 			if done {
 				t.Fatalf("m2 acquired %v from a full window", ranges(parked.Answer(f.tp(0))))
 			}

@@ -78,7 +78,7 @@ func (f *fixture) open(t *testing.T, member string, n int32) (SessionKey, []Sess
 	for p := range n {
 		tps = append(tps, f.tp(p))
 	}
-	parts, err := f.s.Sessions.Open(key, member, tps)
+	parts, err := f.s.Sessions.open(key, member, tps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,9 +89,9 @@ var wide = Limits{MaxRecords: 500, MaxBytes: 1 << 20, Mode: sharepartition.Batch
 
 // fetchOnce makes one ShareFetch of key's member over parts: one attempt,
 // no acknowledgements.
-func (f *fixture) fetchOnce(key SessionKey, parts []SessionPartition, epoch int32, lim Limits) *Fetch {
-	fetch := f.s.NewFetch(key, testGroupConfig())
-	if fetch.Plan(parts, epoch, lim) {
+func (f *fixture) fetchOnce(key SessionKey, parts []SessionPartition, epoch int32, lim Limits) *fetchWork {
+	fetch := f.s.newFetch(key, testGroupConfig())
+	if fetch.plan(parts, epoch, lim) {
 		attempt(fetch, make(chan struct{}, 1))
 	}
 	return fetch
@@ -103,8 +103,8 @@ func accept(first, last int64) []sharepartition.AckBatch {
 }
 
 // attempt runs one long-poll attempt of f and unwatches.
-func attempt(fetch *Fetch, wake chan<- struct{}) bool {
-	done, unwatch := fetch.Attempt(wake)
+func attempt(fetch *fetchWork, wake chan<- struct{}) bool {
+	done, unwatch := fetch.attempt(wake)
 	unwatch()
 	return done
 }
@@ -128,8 +128,8 @@ func TestFetchAnswersWithStoredBytes(t *testing.T) {
 	f.produce(t, 0, 3)
 	f.produce(t, 0, 2)
 	key, parts := f.open(t, "m1", 1)
-	fetch := f.s.NewFetch(key, testGroupConfig())
-	if !fetch.Plan(parts, 0, wide) {
+	fetch := f.s.newFetch(key, testGroupConfig())
+	if !fetch.plan(parts, 0, wide) {
 		t.Fatal("Plan found nothing to acquire for")
 	}
 	if !attempt(fetch, make(chan struct{}, 1)) {
@@ -139,7 +139,7 @@ func TestFetchAnswersWithStoredBytes(t *testing.T) {
 	if got := ranges(a); !slices.Equal(got, [][3]int64{{0, 4, 1}}) {
 		t.Fatalf("acquired %v, want 0-4 at delivery 1", got)
 	}
-	stored := f.topic.Partition(0).ReadRange(0, 4)
+	stored := f.topic.Partition(0).ReadRangeInto(0, 4, nil)
 	if len(a.Records) != len(stored) || &a.Records[0][0] != &stored[0][0] || a.Records.Len() != stored.Len() {
 		t.Fatal("the answer's records are not the log's own bytes")
 	}
@@ -171,9 +171,9 @@ func TestFetchWakesOnAppendAndExpiry(t *testing.T) {
 	key, parts := f.open(t, "m1", 1)
 	wake := make(chan struct{}, 1)
 
-	fetch := f.s.NewFetch(key, testGroupConfig())
-	fetch.Plan(parts, 0, wide)
-	done, unwatch := fetch.Attempt(wake)
+	fetch := f.s.newFetch(key, testGroupConfig())
+	fetch.plan(parts, 0, wide)
+	done, unwatch := fetch.attempt(wake)
 	if done {
 		t.Fatal("done with an empty log")
 	}
@@ -190,10 +190,10 @@ func TestFetchWakesOnAppendAndExpiry(t *testing.T) {
 
 	// m2 waits on records m1 holds; their lock expiring wakes it.
 	key2, parts2 := f.open(t, "m2", 1)
-	fetch2 := f.s.NewFetch(key2, testGroupConfig())
-	fetch2.Plan(parts2, 0, wide)
+	fetch2 := f.s.newFetch(key2, testGroupConfig())
+	fetch2.plan(parts2, 0, wide)
 	wake2 := make(chan struct{}, 1)
-	done, unwatch = fetch2.Attempt(wake2)
+	done, unwatch = fetch2.attempt(wake2)
 	if done {
 		t.Fatal("m2 acquired records m1 holds")
 	}
@@ -215,8 +215,8 @@ func TestFetchWakesOnAppendAndExpiry(t *testing.T) {
 func TestFetchReadsGroupConfigOnlyToCreate(t *testing.T) {
 	f := newFixture(t, 2)
 	key, parts := f.open(t, "m1", 2)
-	fetch := f.s.NewFetch(key, testGroupConfig())
-	fetch.Plan(parts, 0, wide)
+	fetch := f.s.newFetch(key, testGroupConfig())
+	fetch.plan(parts, 0, wide)
 	for range 3 {
 		attempt(fetch, make(chan struct{}, 1))
 	}
@@ -245,7 +245,7 @@ func TestAcknowledgeOrderAndNoState(t *testing.T) {
 		{"no share state", f.tp(0), good, storage.ErrUnknownTopic},
 		{"nothing to acknowledge", f.tp(7), nil, nil},
 	} {
-		if err := f.s.Acknowledge(key, tc.tp, 1, false, tc.batches, now); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+		if err := f.s.acknowledgePartition(key, tc.tp, 1, false, tc.batches, now); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
 			t.Errorf("%s: got %v, want %v", tc.name, err, tc.want)
 		}
 	}
@@ -261,20 +261,20 @@ func TestListedIncremental(t *testing.T) {
 	f := newFixture(t, 3)
 	f.produce(t, 1, 1)
 	key, parts := f.open(t, "m1", 3)
-	if got := f.fetchOnce(key, parts, 0, wide).Listed(0, parts); len(got) != 3 {
+	if got := f.fetchOnce(key, parts, 0, wide).listed(0, parts); len(got) != 3 {
 		t.Fatalf("a full answer listed %v", got)
 	}
 
-	parts, err := f.s.Sessions.Advance(key, 1, nil, nil)
+	parts, err := f.s.Sessions.advance(key, 1, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fetch := f.s.NewFetch(key, testGroupConfig())
+	fetch := f.s.newFetch(key, testGroupConfig())
 	f.produce(t, 2, 1)
-	fetch.Acknowledge(f.tp(1), 1, false, accept(0, 0), f.clock.Now())
-	fetch.Plan(parts, 1, wide)
+	fetch.acknowledge(f.tp(1), 1, false, accept(0, 0), f.clock.Now())
+	fetch.plan(parts, 1, wide)
 	attempt(fetch, make(chan struct{}, 1))
-	got := fetch.Listed(1, parts)
+	got := fetch.listed(1, parts)
 	if want := []TopicPartition{f.tp(1), f.tp(2)}; !slices.Equal(got, want) {
 		t.Fatalf("incremental answer listed %v, want %v", got, want)
 	}
@@ -287,7 +287,7 @@ func TestListedIncremental(t *testing.T) {
 // what its member holds at once.
 func TestClosingReleases(t *testing.T) {
 	for name, end := range map[string]func(f *fixture, key SessionKey){
-		"session closed":    func(f *fixture, key SessionKey) { f.s.CloseSession(key, f.clock.Now()) },
+		"session closed":    func(f *fixture, key SessionKey) { f.s.closeSession(key, f.clock.Now()) },
 		"connection closed": func(f *fixture, key SessionKey) { f.s.OwnerClosed(key.Member, f.clock.Now()) },
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -296,7 +296,7 @@ func TestClosingReleases(t *testing.T) {
 			key, parts := f.open(t, "m1", 1)
 			f.fetchOnce(key, parts, 0, wide)
 			end(f, key)
-			if f.s.Sessions.Exists(key) == nil {
+			if f.s.Sessions.exists(key) == nil {
 				t.Fatal("the session survived")
 			}
 			snap := f.s.Lookup(Key{Group: "g", TopicPartition: f.tp(0)}).Share.Snapshot()
@@ -313,7 +313,7 @@ func TestLag(t *testing.T) {
 	f.produce(t, 0, 4)
 	key, parts := f.open(t, "m1", 1)
 	f.fetchOnce(key, parts, 0, Limits{MaxRecords: 2, MaxBytes: 1 << 20, Mode: sharepartition.RecordLimit})
-	if err := f.s.Acknowledge(key, f.tp(0), 1, false, accept(0, 0), f.clock.Now()); err != nil {
+	if err := f.s.acknowledgePartition(key, f.tp(0), 1, false, accept(0, 0), f.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	spso, lag := f.s.Lookup(Key{Group: "g", TopicPartition: f.tp(0)}).Lag()

@@ -88,13 +88,13 @@ func nextEpoch(e int32) int32 {
 	return e + 1
 }
 
-// Open starts a session for key on the connection owner holding exactly
+// open starts a session for key on the connection owner holding exactly
 // parts, all marked to appear. An existing session for the key is replaced;
 // its records are not released, because they stay owned by the member ID
 // and the member may still acknowledge them. It fails with
 // ErrShareSessionLimit when the key's node already holds the most sessions
 // allowed.
-func (s *Sessions) Open(key SessionKey, owner any, parts []TopicPartition) ([]SessionPartition, error) {
+func (s *Sessions) open(key SessionKey, owner any, parts []TopicPartition) ([]SessionPartition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, replacing := s.byKey[key]
@@ -112,11 +112,11 @@ func (s *Sessions) Open(key SessionKey, owner any, parts []TopicPartition) ([]Se
 	return slices.Clone(sess.parts), nil
 }
 
-// Advance checks an incremental request's epoch (> 0), bumps it, adds the
+// advance checks an incremental request's epoch (> 0), bumps it, adds the
 // partitions the request names and removes the forgotten ones (a partition
 // in both lists ends up removed). It returns the session's partitions after
 // the change. The bump happens even if the request fails later.
-func (s *Sessions) Advance(key SessionKey, epoch int32, added, forgotten []TopicPartition) ([]SessionPartition, error) {
+func (s *Sessions) advance(key SessionKey, epoch int32, added, forgotten []TopicPartition) ([]SessionPartition, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, err := s.checkLocked(key, epoch)
@@ -133,11 +133,28 @@ func (s *Sessions) Advance(key SessionKey, epoch int32, added, forgotten []Topic
 	return slices.Clone(sess.parts), nil
 }
 
-// Acknowledge checks a ShareAcknowledge's epoch (share-groups.md §3.2): 0
+// fetchEpoch applies a ShareFetch's epoch (share-groups.md §2.4): 0 opens
+// a session holding exactly named (open), -1 needs an open session and
+// changes nothing (the request closes it after answering), anything else
+// must be the expected epoch and adds named and drops forgotten
+// (advance). It returns the session's partitions after the change, none
+// for -1.
+func (s *Sessions) fetchEpoch(key SessionKey, owner any, epoch int32, named, forgotten []TopicPartition) ([]SessionPartition, error) {
+	switch epoch {
+	case 0:
+		return s.open(key, owner, named)
+	case -1:
+		return nil, s.exists(key)
+	default:
+		return s.advance(key, epoch, named, forgotten)
+	}
+}
+
+// ackEpoch checks a ShareAcknowledge's epoch (share-groups.md §3.2): 0
 // is never valid there; -1 needs an open session and does not bump;
 // anything else must match and bumps. The request's partitions do not join
 // the session.
-func (s *Sessions) Acknowledge(key SessionKey, epoch int32) error {
+func (s *Sessions) ackEpoch(key SessionKey, epoch int32) error {
 	if epoch == 0 {
 		return fmt.Errorf("%w: ShareAcknowledge cannot open a session (epoch 0)", ErrInvalidShareSessionEpoch)
 	}
@@ -157,8 +174,8 @@ func (s *Sessions) Acknowledge(key SessionKey, epoch int32) error {
 	return nil
 }
 
-// Exists reports whether key has a session; a closing request (-1) needs one.
-func (s *Sessions) Exists(key SessionKey) error {
+// exists reports whether key has a session; a closing request (-1) needs one.
+func (s *Sessions) exists(key SessionKey) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byKey[key] == nil {

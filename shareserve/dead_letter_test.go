@@ -33,7 +33,7 @@ func TestDeadLetterHookFollowsGroupConfig(t *testing.T) {
 	f.s = New(Options{
 		Store: store, Clock: f.clock, MaxSessions: 10,
 		GroupConfig: func(string) group.ShareGroupConfig { return cfg },
-		OnDeadLetter: func(k Key, c group.DeadLetterConfig, d []sharepartition.DeadLetter) {
+		onDeadLetter: func(k Key, c group.DeadLetterConfig, d []sharepartition.DeadLetter) {
 			calls = append(calls, deadCall{k, c, d})
 		},
 	})
@@ -46,7 +46,7 @@ func TestDeadLetterHookFollowsGroupConfig(t *testing.T) {
 	reject := func(o int64) {
 		t.Helper()
 		b := []sharepartition.AckBatch{{FirstOffset: o, LastOffset: o, Types: []sharepartition.AckType{sharepartition.AckReject}}}
-		if err := f.s.Acknowledge(key, f.tp(0), 1, false, b, f.clock.Now()); err != nil {
+		if err := f.s.acknowledgePartition(key, f.tp(0), 1, false, b, f.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -35,11 +35,11 @@ type Limits struct {
 	Mode      sharepartition.AcquireMode
 }
 
-// Fetch is the work of one ShareFetch request for one member: its
+// fetchWork is the work of one ShareFetch request for one member: its
 // acknowledgements, then acquisition over the session partitions, across
-// as many long-poll attempts as the broker makes, then which partitions
+// as many long-poll attempts as Service.Fetch makes, then which partitions
 // the answer lists. It belongs to one request's goroutine.
-type Fetch struct {
+type fetchWork struct {
 	s   *Service
 	key SessionKey
 	// readCommitted is share.isolation.level=read_committed, read once per
@@ -48,9 +48,10 @@ type Fetch struct {
 	answers       map[TopicPartition]*Answer
 	acked         []TopicPartition
 	refused       bool
-	// leads, when set, is asked before each acquisition whether the node
-	// still leads the partition; its error answers the partition.
-	leads func(TopicPartition) error
+	// edge, when set, is asked before each acquisition whether the node
+	// still leads the partition (a leader may move while the request
+	// waits); its error answers the partition.
+	edge Edge
 
 	// Set by Plan.
 	order []SessionPartition
@@ -72,12 +73,13 @@ type resolvedPartition struct {
 	part *Partition
 }
 
-// NewFetch starts the work of one ShareFetch of key's member; cfg is the
+// newFetch starts the work of one ShareFetch of key's member; cfg is the
 // group's effective config, read once for the whole request.
-func (s *Service) NewFetch(key SessionKey, cfg group.ShareGroupConfig) *Fetch {
-	f := &Fetch{
+func (s *Service) newFetch(key SessionKey, cfg group.ShareGroupConfig) *fetchWork {
+	f := &fetchWork{
 		s:             s,
 		key:           key,
+		edge:          s.edge,
 		readCommitted: cfg.IsolationLevel == group.ReadCommitted,
 		answers:       make(map[TopicPartition]*Answer),
 	}
@@ -85,7 +87,7 @@ func (s *Service) NewFetch(key SessionKey, cfg group.ShareGroupConfig) *Fetch {
 	return f
 }
 
-func (f *Fetch) answer(tp TopicPartition) *Answer {
+func (f *fetchWork) answer(tp TopicPartition) *Answer {
 	a := f.answers[tp]
 	if a == nil {
 		a = &Answer{}
@@ -95,51 +97,34 @@ func (f *Fetch) answer(tp TopicPartition) *Answer {
 }
 
 // Answer returns what tp answers, or nil if nothing happened to it.
-func (f *Fetch) Answer(tp TopicPartition) *Answer { return f.answers[tp] }
+func (f *fetchWork) Answer(tp TopicPartition) *Answer { return f.answers[tp] }
 
-// Acknowledge applies the acknowledgements the request carries for tp
-// (Service.Acknowledge); the result becomes tp's AckErr. A ShareFetch
-// applies them before it acquires anything.
-func (f *Fetch) Acknowledge(tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) {
+// acknowledge applies the acknowledgements the request carries for tp
+// (Service.acknowledgePartition); the result becomes tp's AckErr. A
+// ShareFetch applies them before it acquires anything.
+func (f *fetchWork) acknowledge(tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) {
 	a := f.answer(tp)
 	a.Acked = true
-	a.AckErr = f.s.Acknowledge(f.key, tp, version, isRenewAck, batches, now)
+	a.AckErr = f.s.acknowledgePartition(f.key, tp, version, isRenewAck, batches, now)
 	f.acked = append(f.acked, tp)
 }
 
-// ReadInto makes the fetch copy record bytes it reads from files into rb
-// (storage.ReadBuffer), which must stay untouched until its answer is
-// written.
-func (f *Fetch) ReadInto(rb *storage.ReadBuffer) { f.readBuf = rb }
-
-// Refuse answers tp with err without acquiring: the broker's own reasons
-// (another node leads tp). Plan must not be given tp. Acknowledgements tp
-// carries are applied or refused by Acknowledge as usual.
-func (f *Fetch) Refuse(tp TopicPartition, err error) {
+// refuse answers tp with err without acquiring: the edge's reasons
+// (another node leads tp, the topic may not be read). plan must not be
+// given tp. Acknowledgements tp carries are applied or refused by
+// acknowledge as usual. Any refusal makes the request answer without
+// waiting, as for any partition error.
+func (f *fetchWork) refuse(tp TopicPartition, err error) {
 	f.answer(tp).Err = err
 	f.refused = true
 }
 
-// CheckLeader makes every acquisition first ask leads whether the node
-// still leads the partition (a leader may move while the request waits);
-// a partition it refuses answers its error, and the request then answers.
-// Without it (one node) nothing is checked.
-func (f *Fetch) CheckLeader(leads func(TopicPartition) error) { f.leads = leads }
-
-// Refused reports whether any partition was refused: the request then
-// answers without waiting, as for any partition error.
-func (f *Fetch) Refused() bool { return f.refused }
-
-// Acked returns the partitions that carried acknowledgements, in request
-// order; they always appear in the answer.
-func (f *Fetch) Acked() []TopicPartition { return f.acked }
-
-// Plan readies acquisition from the session partitions within lim. The
+// plan readies acquisition from the session partitions within lim. The
 // starting partition rotates with the session epoch, so MaxRecords is not
 // always spent on the same partition first (share-groups.md §2.7). It
 // reports false when there is nothing to acquire for: no partitions, no
 // records or no bytes wanted; then the request neither acquires nor waits.
-func (f *Fetch) Plan(parts []SessionPartition, epoch int32, lim Limits) bool {
+func (f *fetchWork) plan(parts []SessionPartition, epoch int32, lim Limits) bool {
 	if len(parts) == 0 || lim.MaxRecords <= 0 || lim.MaxBytes <= 0 {
 		return false
 	}
@@ -150,15 +135,14 @@ func (f *Fetch) Plan(parts []SessionPartition, epoch int32, lim Limits) bool {
 	return true
 }
 
-// Attempt is one long-poll attempt, shaped for the broker's long-poll
-// loop: it registers wake with the log and the share partition of every
+// attempt is one long-poll attempt, shaped for longpoll.Poll: it registers wake with the log and the share partition of every
 // session partition (creating share state on first use) before it looks,
 // so an append, acknowledgement, release or lock expiry in between still
 // wakes the poll, then acquires once. It is done when anything was
 // acquired or any partition failed; unwatch unregisters wake. Once records
 // are acquired they are locked and must go out now, so MinBytes is treated
 // as met.
-func (f *Fetch) Attempt(wake chan<- struct{}) (done bool, unwatch func()) {
+func (f *fetchWork) attempt(wake chan<- struct{}) (done bool, unwatch func()) {
 	f.wake = wake
 	for i, sp := range f.order {
 		r := resolvedPartition{tp: sp.TopicPartition}
@@ -166,7 +150,7 @@ func (f *Fetch) Attempt(wake chan<- struct{}) (done bool, unwatch func()) {
 			if r.log = r.t.Partition(sp.Partition); r.log != nil {
 				r.part = f.s.Get(f.key.Group, r.t, r.log)
 				r.log.Watch(wake)
-				r.part.waiters.watch(wake)
+				r.part.waiters.Watch(wake)
 			}
 		}
 		f.resolved[i] = r
@@ -175,11 +159,11 @@ func (f *Fetch) Attempt(wake chan<- struct{}) (done bool, unwatch func()) {
 	return acquired || failed, f.unwatchFn
 }
 
-func (f *Fetch) unwatch() {
+func (f *fetchWork) unwatch() {
 	for _, r := range f.resolved {
 		if r.part != nil {
 			r.log.Unwatch(f.wake)
-			r.part.waiters.unwatch(f.wake)
+			r.part.waiters.Unwatch(f.wake)
 		}
 	}
 }
@@ -187,7 +171,7 @@ func (f *Fetch) unwatch() {
 // acquireOnce makes one pass over the resolved partitions in order,
 // acquiring up to MaxRecords and MaxBytes in all. It reports whether
 // anything was acquired and whether any partition failed.
-func (f *Fetch) acquireOnce() (acquired, failed bool) {
+func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 	remaining := int64(f.lim.MaxRecords)
 	bytesLeft := f.lim.MaxBytes
 	now := f.s.clock.Now()
@@ -210,9 +194,9 @@ func (f *Fetch) acquireOnce() (acquired, failed bool) {
 		if logStart := log.Offsets().LogStart; sp.StartOffset() < logStart {
 			sp.LogStartMoved(logStart) // rows 9 and §1.4: archive what retention removed
 		}
-		if f.leads != nil {
+		if f.edge != nil {
 			r.part.moving.RLock()
-			if err := f.leads(r.tp); err != nil {
+			if err := f.edge.Leads(f.key.Node, r.tp); err != nil {
 				r.part.moving.RUnlock()
 				a.Err = err
 				failed = true
@@ -222,7 +206,7 @@ func (f *Fetch) acquireOnce() (acquired, failed bool) {
 		passStart := time.Now()
 		got, err := f.acquireFrom(r, sp, remaining, bytesLeft, now)
 		r.part.FetchLock.pass(passStart, time.Now())
-		if f.leads != nil {
+		if f.edge != nil {
 			r.part.moving.RUnlock()
 		}
 		if err != nil {
@@ -246,7 +230,7 @@ func (f *Fetch) acquireOnce() (acquired, failed bool) {
 
 // acquireFrom acquires from one resolved partition within the remaining
 // records and bytes.
-func (f *Fetch) acquireFrom(r resolvedPartition, sp *sharepartition.SharePartition, remaining, bytesLeft int64, now time.Time) ([]sharepartition.AcquiredRange, error) {
+func (f *fetchWork) acquireFrom(r resolvedPartition, sp *sharepartition.SharePartition, remaining, bytesLeft int64, now time.Time) ([]sharepartition.AcquiredRange, error) {
 	if !sp.CanAcquire() {
 		return nil, nil
 	}
@@ -277,12 +261,12 @@ func (f *Fetch) acquireFrom(r resolvedPartition, sp *sharepartition.SharePartiti
 	}, now)
 }
 
-// Listed returns the partitions the answer lists, in order, and records in
+// listed returns the partitions the answer lists, in order, and records in
 // the session what it said (share-groups.md §2.4): a full answer (epoch 0)
 // lists every session partition; an incremental one only those with
 // records, an error, an acknowledgement result, or added since the last
 // answer. Partitions that carried acknowledgements always appear.
-func (f *Fetch) Listed(epoch int32, parts []SessionPartition) []TopicPartition {
+func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartition {
 	var listed, failed []TopicPartition
 	for _, sp := range parts {
 		a := f.answers[sp.TopicPartition]

@@ -1,0 +1,14 @@
+package longpoll
+
+import (
+	"testing"
+
+	"github.com/sharebroker/sharebroker/internal/layering"
+)
+
+// TestNoWireNoSockets keeps the package below the edge: nothing it depends
+// on, directly or not, is kmsg, wire, net or broker (docs/design.md, "The
+// layering rule").
+func TestNoWireNoSockets(t *testing.T) {
+	layering.CheckDeps(t, layering.DomainForbidden)
+}
