@@ -69,8 +69,7 @@ type Broker struct {
 
 	// shares holds share sessions and share partitions, and does the work
 	// of ShareFetch and ShareAcknowledge below the wire.
-	shares      *shareserve.Service
-	deadLetters *deadLetters // share groups' dead-letter queues (share_dead_letters.go)
+	shares *shareserve.Service
 
 	// consumerGroups are KIP-848 consumer groups (68_consumer_group_heartbeat.go).
 	consumerGroups *group.ConsumerGroups
@@ -188,7 +187,6 @@ func New(cfg Config) (*Broker, error) {
 	if err := group.Link(b.classicGroups, b.consumerGroups); err != nil {
 		return nil, err
 	}
-	b.deadLetters = newDeadLetters(b)
 	b.shares = shareserve.New(shareserve.Options{
 		Store:       b.store,
 		Clock:       r.Clock,
@@ -198,7 +196,7 @@ func New(cfg Config) (*Broker, error) {
 			b.metrics.FireDelay(late)
 		},
 		Edge:        shareEdge{b},
-		DeadLetters: b.deadLetters.options(),
+		DeadLetters: b.deadLetterOptions(),
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
