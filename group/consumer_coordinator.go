@@ -411,19 +411,9 @@ type ConsumerDescribedGroup struct {
 
 // Describe answers ConsumerGroupDescribe for ids, in request order.
 func (s *ConsumerGroups) Describe(ids []string) []ConsumerDescribedGroup {
-	out := make([]ConsumerDescribedGroup, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, s.describeOne(id))
-	}
-	return out
-}
-
-func (s *ConsumerGroups) describeOne(id string) ConsumerDescribedGroup {
-	var d ConsumerDescribedGroup
-	if err := s.describeGroup(s.lookup, id, func(g *consumerGroup) { d = s.describeLocked(g) }); err != nil {
+	return describeGroups(&s.coordinator, s.lookup, ids, s.describeLocked, func(id string, err error) ConsumerDescribedGroup {
 		return ConsumerDescribedGroup{GroupID: id, Err: err}
-	}
-	return d
+	})
 }
 
 func (s *ConsumerGroups) describeLocked(g *consumerGroup) ConsumerDescribedGroup {

@@ -278,19 +278,9 @@ type ShareDescribedGroup struct {
 
 // Describe answers ShareGroupDescribe for ids, in request order.
 func (s *ShareGroups) Describe(ids []string) []ShareDescribedGroup {
-	out := make([]ShareDescribedGroup, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, s.describeOne(id))
-	}
-	return out
-}
-
-func (s *ShareGroups) describeOne(id string) ShareDescribedGroup {
-	var d ShareDescribedGroup
-	if err := s.describeGroup(s.lookup, id, func(g *shareGroup) { d = describeShareLocked(g) }); err != nil {
+	return describeGroups(&s.coordinator, s.lookup, ids, describeShareLocked, func(id string, err error) ShareDescribedGroup {
 		return ShareDescribedGroup{GroupID: id, Err: err}
-	}
-	return d
+	})
 }
 
 func describeShareLocked(g *shareGroup) ShareDescribedGroup {
