@@ -134,6 +134,30 @@ func (c *coordinator[G]) withGroupFrom(lookup func(id string, create bool) (G, e
 	}
 }
 
+// answerFrom is withGroupFrom for an fn that answers something: the
+// Heartbeat of the KIP-848 and share kinds.
+func answerFrom[G groupLike, R any](c *coordinator[G], lookup func(id string, create bool) (G, error),
+	id string, create bool, fn func(g G) (R, error)) (R, error) {
+	var res R
+	err := c.withGroupFrom(lookup, id, create, nil, func(g G) error {
+		var err error
+		res, err = fn(g)
+		return err
+	})
+	return res, err
+}
+
+// armTimer makes *h fire fire at deadline: a timer scheduled the first
+// time, the same timer moved after (a session or revocation deadline that
+// each heartbeat pushes back).
+func (c *coordinator[G]) armTimer(h **locktimer.Handle, deadline time.Time, fire func()) {
+	if *h == nil {
+		*h = c.timers.Schedule(deadline, fire)
+	} else {
+		c.timers.Reset(*h, deadline)
+	}
+}
+
 // describeGroups is the Describe of the KIP-848 and share kinds: for each
 // of ids, in request order, what described makes of the group, found by
 // lookup and locked, or what failed makes of its error. An empty ID is
