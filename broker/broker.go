@@ -23,6 +23,7 @@ import (
 	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/broker/internal/shareserve"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/faults"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/locktimer"
@@ -65,7 +66,7 @@ type Broker struct {
 	shareGroups   *group.ShareGroups
 	classicGroups *group.ClassicGroups
 	metrics       *metrics.Metrics
-	faults        faults // armed by the test API (faults.go)
+	faults        faults.Store // armed by the test API (faults.go)
 
 	// shares holds share sessions and share partitions, and does the work
 	// of ShareFetch and ShareAcknowledge below the wire.
