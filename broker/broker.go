@@ -29,6 +29,7 @@ import (
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/persist"
+	"github.com/sharebroker/sharebroker/placement"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/txn"
 )
@@ -79,6 +80,9 @@ type Broker struct {
 	// cluster places partition leaders and coordinators on the nodes
 	// (nodes.go); with one node it places everything on it.
 	cluster *cluster.Cluster
+	// placement applies cluster to the topics, groups and transactional
+	// IDs there are, and makes the moves (moves.go).
+	placement *placement.Placement
 	// endpoints are the advertised addresses of every node's listeners,
 	// by node index then listener index; set by Start before anything is
 	// served and never changed after.
@@ -203,6 +207,7 @@ func New(cfg Config) (*Broker, error) {
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
+	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns)
 	b.data = b.newPersist()
 	return b, nil
 }
