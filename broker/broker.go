@@ -22,11 +22,13 @@ import (
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/faults"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/persist"
+	"github.com/sharebroker/sharebroker/placement"
 	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/txn"
@@ -65,7 +67,7 @@ type Broker struct {
 	shareGroups   *group.ShareGroups
 	classicGroups *group.ClassicGroups
 	metrics       *metrics.Metrics
-	faults        faults // armed by the test API (faults.go)
+	faults        faults.Store // armed by the test API (faults.go)
 
 	// shares holds share sessions and share partitions, and does the work
 	// of ShareFetch and ShareAcknowledge below the wire.
@@ -77,6 +79,9 @@ type Broker struct {
 	// cluster places partition leaders and coordinators on the nodes
 	// (nodes.go); with one node it places everything on it.
 	cluster *cluster.Cluster
+	// placement applies cluster to the topics, groups and transactional
+	// IDs there are, and makes the moves (moves.go).
+	placement *placement.Placement
 	// endpoints are the advertised addresses of every node's listeners,
 	// by node index then listener index; set by Start before anything is
 	// served and never changed after.
@@ -200,6 +205,7 @@ func New(cfg Config) (*Broker, error) {
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
+	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns)
 	b.data = b.newPersist()
 	return b, nil
 }
