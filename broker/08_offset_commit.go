@@ -56,38 +56,26 @@ func handleOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	// READ on the group first: without it every partition answers
 	// GROUP_AUTHORIZATION_FAILED and nothing else is looked at.
 	groupDenied := !r.authorized(acl.OpRead, acl.ResourceGroup, req.Group)
-	// v10 names topics by ID; topicErr holds UNKNOWN_TOPIC_ID for the
-	// topics we cannot name, and TOPIC_AUTHORIZATION_FAILED for those the
-	// principal may not READ; the group never sees them.
-	topicErr := make([]error, len(req.Topics))
-	for i, rt := range req.Topics {
-		if groupDenied {
-			break
-		}
-		name, err := b.commitTopicName(req.Version >= 10, rt.Topic, rt.TopicID)
-		if err == nil && !r.authorized(acl.OpRead, acl.ResourceTopic, name) {
-			err = errTopicAuthorization
-		}
-		if err != nil {
-			topicErr[i] = err
-			continue
-		}
-		ct := group.CommitTopic{Topic: name}
-		for _, rp := range rt.Partitions {
-			cp := group.CommitPartition{Partition: rp.Partition, Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch, Metadata: rp.Metadata}
-			if req.Version < 6 {
-				cp.LeaderEpoch = -1
+	// v10 names topics by ID.
+	var topicErr []error
+	in.Topics, topicErr = b.commitTopics(r, groupDenied, req.Version >= 10, len(req.Topics),
+		func(i int) (string, [16]byte) { return req.Topics[i].Topic, req.Topics[i].TopicID },
+		func(i int) (cps []group.CommitPartition) {
+			for _, rp := range req.Topics[i].Partitions {
+				cp := group.CommitPartition{Partition: rp.Partition, Offset: rp.Offset, LeaderEpoch: rp.LeaderEpoch, Metadata: rp.Metadata}
+				if req.Version < 6 {
+					cp.LeaderEpoch = -1
+				}
+				if req.Version == 1 && rp.Timestamp != -1 {
+					cp.CommitTime = time.UnixMilli(rp.Timestamp)
+				}
+				if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis != -1 {
+					cp.ExpireAt = now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond)
+				}
+				cps = append(cps, cp)
 			}
-			if req.Version == 1 && rp.Timestamp != -1 {
-				cp.CommitTime = time.UnixMilli(rp.Timestamp)
-			}
-			if req.Version >= 2 && req.Version <= 4 && req.RetentionTimeMillis != -1 {
-				cp.ExpireAt = now.Add(time.Duration(req.RetentionTimeMillis) * time.Millisecond)
-			}
-			ct.Partitions = append(ct.Partitions, cp)
-		}
-		in.Topics = append(in.Topics, ct)
-	}
+			return cps
+		})
 	var errs [][]error
 	groupErr := b.notCoordinator(r.conn, cluster.Group, req.Group)
 	if groupDenied {
@@ -100,27 +88,14 @@ func handleOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 			errs, groupErr = b.classicGroups.Commit(in)
 		}
 	}
-	next := 0 // index into in.Topics and errs
+	answers := commitAnswers(topicErr, groupErr, errs, func(i int) int { return len(req.Topics[i].Partitions) })
 	for i, rt := range req.Topics {
 		t := kmsg.NewOffsetCommitResponseTopic()
 		t.Topic, t.TopicID = rt.Topic, rt.TopicID
 		for j, rp := range rt.Partitions {
 			p := kmsg.NewOffsetCommitResponseTopicPartition()
-			p.Partition = rp.Partition
-			switch {
-			case groupDenied:
-				p.ErrorCode = codeFor(groupErr)
-			case topicErr[i] != nil:
-				p.ErrorCode = codeFor(topicErr[i])
-			case groupErr != nil:
-				p.ErrorCode = codeFor(groupErr)
-			default:
-				p.ErrorCode = codeFor(errs[next][j])
-			}
+			p.Partition, p.ErrorCode = rp.Partition, codeFor(answers[i][j])
 			t.Partitions = append(t.Partitions, p)
-		}
-		if topicErr[i] == nil {
-			next++
 		}
 		resp.Topics = append(resp.Topics, t)
 	}

@@ -57,34 +57,22 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	case !r.authorized(acl.OpRead, acl.ResourceGroup, req.Group):
 		denied = errGroupAuthorization
 	}
-	// v6 names topics by ID; topicErr holds UNKNOWN_TOPIC_ID for the
-	// topics we cannot name, and TOPIC_AUTHORIZATION_FAILED for those the
-	// principal may not READ; the group never sees them.
-	topicErr := make([]error, len(req.Topics))
-	for i, rt := range req.Topics {
-		if denied != nil {
-			break
-		}
-		name, nameErr := b.commitTopicName(req.Version >= 6, rt.Topic, rt.TopicID)
-		if nameErr == nil && !r.authorized(acl.OpRead, acl.ResourceTopic, name) {
-			nameErr = errTopicAuthorization
-		}
-		if nameErr != nil {
-			topicErr[i] = nameErr
-			continue
-		}
-		ct := group.CommitTopic{Topic: name}
-		for _, rp := range rt.Partitions {
-			leaderEpoch := int32(-1)
-			if req.Version >= 2 {
-				leaderEpoch = rp.LeaderEpoch
+	// v6 names topics by ID.
+	var topicErr []error
+	in.Topics, topicErr = b.commitTopics(r, denied != nil, req.Version >= 6, len(req.Topics),
+		func(i int) (string, [16]byte) { return req.Topics[i].Topic, req.Topics[i].TopicID },
+		func(i int) (cps []group.CommitPartition) {
+			for _, rp := range req.Topics[i].Partitions {
+				leaderEpoch := int32(-1)
+				if req.Version >= 2 {
+					leaderEpoch = rp.LeaderEpoch
+				}
+				cps = append(cps, group.CommitPartition{
+					Partition: rp.Partition, Offset: rp.Offset, LeaderEpoch: leaderEpoch, Metadata: rp.Metadata,
+				})
 			}
-			ct.Partitions = append(ct.Partitions, group.CommitPartition{
-				Partition: rp.Partition, Offset: rp.Offset, LeaderEpoch: leaderEpoch, Metadata: rp.Metadata,
-			})
-		}
-		in.Topics = append(in.Topics, ct)
-	}
+			return cps
+		})
 
 	var errs [][]error
 	add := req.Version >= 5 && b.txnVersion2()
@@ -102,27 +90,16 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 			errs, err = b.classicGroups.TxnCommit(in)
 		}
 	}
-	next := 0 // index into in.Topics and errs
+	// Only the producer's checks answer PRODUCER_FENCED, so txnCode reads
+	// every partition's error as codeFor does but for them.
+	answers := commitAnswers(topicErr, err, errs, func(i int) int { return len(req.Topics[i].Partitions) })
 	for i, rt := range req.Topics {
 		st := kmsg.NewTxnOffsetCommitResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
 		for j, rp := range rt.Partitions {
 			sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-			sp.Partition = rp.Partition
-			switch {
-			case denied != nil:
-				sp.ErrorCode = codeFor(denied)
-			case topicErr[i] != nil:
-				sp.ErrorCode = codeFor(topicErr[i])
-			case err != nil:
-				sp.ErrorCode = txnCode(err, req.Version, 3)
-			default:
-				sp.ErrorCode = codeFor(errs[next][j])
-			}
+			sp.Partition, sp.ErrorCode = rp.Partition, txnCode(answers[i][j], req.Version, 3)
 			st.Partitions = append(st.Partitions, sp)
-		}
-		if topicErr[i] == nil {
-			next++
 		}
 		resp.Topics = append(resp.Topics, st)
 	}

@@ -43,7 +43,7 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 		default:
 			if err = b.shareGroups.Delete(id); err == nil {
 				b.shares.DropGroup(id)
-				b.deadLetters.forgetGroup(id)
+				b.shares.ForgetDeadLetters(id) // its dead-letter series go with it (dlq-metric)
 			}
 		}
 		g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err)

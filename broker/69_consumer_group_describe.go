@@ -43,19 +43,13 @@ func handleConsumerGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 		defer hideUndescribable(r, resp)
 	}
 	for _, d := range b.consumerGroups.Describe(allowed) {
-		if err := b.notCoordinator(r.conn, cluster.Group, d.GroupID); err != nil {
-			d = group.ConsumerDescribedGroup{GroupID: d.GroupID, Err: err}
-		}
 		g := kmsg.NewConsumerGroupDescribeResponseGroup()
 		g.Group = d.GroupID
-		g.AuthorizedOperations = math.MinInt32
-		if d.Err != nil {
-			g.ErrorCode, g.ErrorMessage = codeFor(d.Err), errMessage(d.Err)
+		var described bool
+		g.ErrorCode, g.ErrorMessage, g.AuthorizedOperations, described = b.describedGroupHead(r, d.GroupID, d.Err, req.IncludeAuthorizedOperations)
+		if !described {
 			resp.Groups = append(resp.Groups, g)
 			continue
-		}
-		if req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = r.authorizedOperations(acl.ResourceGroup, d.GroupID)
 		}
 		g.State, g.Epoch, g.AssignmentEpoch, g.AssignorName = string(d.State), d.GroupEpoch, d.AssignmentEpoch, d.AssignorName
 		for _, m := range d.Members {
@@ -73,6 +67,26 @@ func handleConsumerGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil
+}
+
+// describedGroupHead is what ConsumerGroupDescribe and ShareGroupDescribe
+// answer for a group before its members: NOT_COORDINATOR when another
+// node coordinates it, else err, the coordinator's (code and message);
+// the operations the principal may perform when includeOps asks for them
+// and the group is described, else INT32_MIN. described is false for a
+// group answered with an error alone.
+func (b *Broker) describedGroupHead(r *request, id string, err error, includeOps bool) (code int16, msg *string, ops int32, described bool) {
+	if nc := b.notCoordinator(r.conn, cluster.Group, id); nc != nil {
+		err = nc
+	}
+	if err != nil {
+		return codeFor(err), errMessage(err), math.MinInt32, false
+	}
+	ops = math.MinInt32
+	if includeOps {
+		ops = r.authorizedOperations(acl.ResourceGroup, id)
+	}
+	return 0, nil, ops, true
 }
 
 // hideUndescribable replaces a described group whose members' assignment

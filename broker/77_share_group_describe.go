@@ -20,10 +20,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/sharebroker/sharebroker/acl"
-	"github.com/sharebroker/sharebroker/cluster"
-	"github.com/sharebroker/sharebroker/group"
 )
 
 func init() { register(77, 1, 1, handleShareGroupDescribe) }
@@ -41,19 +37,13 @@ func handleShareGroupDescribe(b *Broker, r *request) (kmsg.Response, error) {
 		defer hideUndescribableShare(r, resp)
 	}
 	for _, d := range b.shareGroups.Describe(allowed) {
-		if err := b.notCoordinator(r.conn, cluster.Group, d.GroupID); err != nil {
-			d = group.ShareDescribedGroup{GroupID: d.GroupID, Err: err}
-		}
 		g := kmsg.NewShareGroupDescribeResponseGroup()
 		g.GroupID = d.GroupID
-		g.AuthorizedOperations = math.MinInt32
-		if d.Err != nil {
-			g.ErrorCode, g.ErrorMessage = codeFor(d.Err), errMessage(d.Err)
+		var described bool
+		g.ErrorCode, g.ErrorMessage, g.AuthorizedOperations, described = b.describedGroupHead(r, d.GroupID, d.Err, req.IncludeAuthorizedOperations)
+		if !described {
 			resp.Groups = append(resp.Groups, g)
 			continue
-		}
-		if req.IncludeAuthorizedOperations {
-			g.AuthorizedOperations = r.authorizedOperations(acl.ResourceGroup, d.GroupID)
 		}
 		g.GroupState = string(d.State)
 		g.GroupEpoch, g.AssignmentEpoch, g.Assignor = d.GroupEpoch, d.AssignmentEpoch, d.AssignorName

@@ -23,11 +23,13 @@ import (
 	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/brokerconfig"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/faults"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/persist"
+	"github.com/sharebroker/sharebroker/placement"
 	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/txn"
@@ -66,12 +68,11 @@ type Broker struct {
 	shareGroups   *group.ShareGroups
 	classicGroups *group.ClassicGroups
 	metrics       *metrics.Metrics
-	faults        faults // armed by the test API (faults.go)
+	faults        faults.Store // armed by the test API (faults.go)
 
 	// shares holds share sessions and share partitions, and does the work
 	// of ShareFetch and ShareAcknowledge below the wire.
-	shares      *shareserve.Service
-	deadLetters *deadLetters // share groups' dead-letter queues (share_dead_letters.go)
+	shares *shareserve.Service
 
 	// consumerGroups are KIP-848 consumer groups (68_consumer_group_heartbeat.go).
 	consumerGroups *group.ConsumerGroups
@@ -79,6 +80,9 @@ type Broker struct {
 	// cluster places partition leaders and coordinators on the nodes
 	// (nodes.go); with one node it places everything on it.
 	cluster *cluster.Cluster
+	// placement applies cluster to the topics, groups and transactional
+	// IDs there are, and makes the moves (moves.go).
+	placement *placement.Placement
 	// endpoints are the advertised addresses of every node's listeners,
 	// by node index then listener index; set by Start before anything is
 	// served and never changed after.
@@ -189,7 +193,6 @@ func New(cfg Config) (*Broker, error) {
 	if err := group.Link(b.classicGroups, b.consumerGroups); err != nil {
 		return nil, err
 	}
-	b.deadLetters = newDeadLetters(b)
 	b.shares = shareserve.New(shareserve.Options{
 		Store:       b.store,
 		Clock:       r.Clock,
@@ -199,10 +202,11 @@ func New(cfg Config) (*Broker, error) {
 			b.metrics.FireDelay(late)
 		},
 		Edge:        shareEdge{b},
-		DeadLetters: b.deadLetters.options(),
+		DeadLetters: b.deadLetterOptions(),
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
+	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns)
 	b.data = b.newPersist()
 	return b, nil
 }

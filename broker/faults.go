@@ -1,14 +1,10 @@
 package broker
 
-// Fault injection for the test API: POST /v1/test/faults arms a fault for
-// the next N requests of one API key (optionally only those naming a topic
-// or a group). A fault does one of three things to a matching request:
-//
-//   - error: answer with a Kafka error code without calling the handler, so
-//     the state change the error claims failed did not happen (a produce
-//     answered NOT_LEADER_OR_FOLLOWER appended nothing);
-//   - latency: wait that long on real time, then handle it normally;
-//   - drop: close the connection instead of answering.
+// Fault injection for the test API, at the edge: package faults keeps the
+// armed faults and picks the one a request matches; here a request's topic
+// and group names are found for it, and what the fault says is done: an
+// error answered without calling the handler, a delay, a dropped
+// connection.
 //
 // The error response is built from the request, not by the handler: each
 // response list whose entries mirror a request list (Produce topics and
@@ -25,123 +21,48 @@ package broker
 
 import (
 	"errors"
-	"fmt"
 	"reflect"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/httpapi"
+	"github.com/sharebroker/sharebroker/faults"
 )
-
-// maxFaultLatency bounds an injected delay: it must stay below the clients'
-// request timeouts, or the test measures the client instead of the broker.
-const maxFaultLatency = 30 * time.Second
-
-// maxFaultCount bounds how many requests one fault applies to.
-const maxFaultCount = 1_000_000
 
 // errInjectedDrop closes a connection whose request matched a drop fault.
 var errInjectedDrop = errors.New("connection dropped by an injected fault")
 
-// fault is one armed fault. Its fields never change after arming except
-// remaining, which faults.mu guards.
-type fault struct {
-	id        int64
-	apiKey    int16
-	topic     string // "" matches any request
-	group     string // "" matches any request
-	errorCode int16
-	latency   time.Duration
-	drop      bool
-	remaining int
+// faultAPIs answers package faults' questions about API keys from the
+// dispatch table and kmsg.
+type faultAPIs struct{}
+
+func (faultAPIs) Served(key int16) bool { return lookupAPI(key) != nil }
+func (faultAPIs) Name(key int16) string { return kmsg.NameForKey(key) }
+func (faultAPIs) HasErrorCode(key int16) bool {
+	return !errorCodePlanOf(reflect.TypeOf(kmsg.RequestForKey(key).ResponseKind()).Elem()).empty()
 }
 
-// faults is the set of armed faults, in the order they were armed; the
-// first match takes a request.
-type faults struct {
-	armed  atomic.Int32 // len(list): lets requests skip the lock when idle
-	mu     sync.Mutex
-	list   []*fault
-	nextID int64
-}
+// newFault validates a fault the test API posts.
+func newFault(in faults.Spec) (faults.Fault, error) { return faults.New(in, faultAPIs{}) }
 
-func (fs *faults) add(f *fault) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	fs.nextID++
-	f.id = fs.nextID
-	fs.list = append(fs.list, f)
-	fs.armed.Store(int32(len(fs.list)))
-}
-
-// take returns a copy of the first fault matching r and uses up one of its
-// requests, or nil when none matches. topicName resolves the topic IDs that
-// requests carry instead of names (Produce v13, Fetch v13+); nil resolves
-// none.
-func (fs *faults) take(r *request, topicName func([16]byte) (string, bool)) *fault {
-	if fs.armed.Load() == 0 {
-		return nil
-	}
-	var topics, groups []string
-	named := false
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	for i, f := range fs.list {
-		if f.apiKey != r.header.APIKey {
-			continue
-		}
-		if (f.topic != "" || f.group != "") && !named {
-			topics, groups = requestNames(r.body, topicName)
-			named = true
-		}
-		if f.topic != "" && !slices.Contains(topics, f.topic) || f.group != "" && !slices.Contains(groups, f.group) {
-			continue
-		}
-		f.remaining--
-		taken := *f
-		if f.remaining == 0 {
-			fs.list = slices.Delete(fs.list, i, i+1)
-			fs.armed.Store(int32(len(fs.list)))
-		}
-		return &taken
-	}
-	return nil
-}
-
-func (fs *faults) snapshot() []httpapi.FaultJSON {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	out := make([]httpapi.FaultJSON, 0, len(fs.list))
-	for _, f := range fs.list {
-		out = append(out, f.json())
-	}
-	return out
-}
-
-func (fs *faults) clear() int {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	n := len(fs.list)
-	fs.list = nil
-	fs.armed.Store(0)
-	return n
+// takeFault takes the armed fault that applies to r, if any. topicName
+// resolves the topic IDs that requests carry instead of names (Produce
+// v13, Fetch v13+); nil resolves none.
+func takeFault(fs *faults.Store, r *request, topicName func([16]byte) (string, bool)) *faults.Fault {
+	return fs.Take(r.header.APIKey, func() (topics, groups []string) { return requestNames(r.body, topicName) })
 }
 
 // dispatch runs r through the armed faults, then (unless a fault answered
 // for it) through its handler.
 func (c *conn) dispatch(a *api, r *request) (kmsg.Response, error) {
-	f := c.b.faults.take(r, c.b.topicNameByID)
+	f := takeFault(&c.b.faults, r, c.b.topicNameByID)
 	switch {
 	case f == nil:
 		return c.call(a, r)
-	case f.drop:
+	case f.Drop:
 		return nil, errInjectedDrop
-	case f.latency > 0:
-		t := time.NewTimer(f.latency)
+	case f.Latency > 0:
+		t := time.NewTimer(f.Latency)
 		select {
 		case <-t.C:
 		case <-c.b.done:
@@ -152,7 +73,7 @@ func (c *conn) dispatch(a *api, r *request) (kmsg.Response, error) {
 	if p, ok := r.body.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
 		return nil, nil
 	}
-	return faultResponse(r.body, f.errorCode), nil
+	return faultResponse(r.body, f.ErrorCode), nil
 }
 
 // faultResponse answers req with code and nothing else, as described at the
@@ -308,54 +229,4 @@ func stringOf(f reflect.Value) (string, bool) {
 		return f.Elem().String(), true
 	}
 	return "", false
-}
-
-func (f *fault) json() httpapi.FaultJSON {
-	key := f.apiKey
-	out := httpapi.FaultJSON{ID: f.id, API: kmsg.NameForKey(key), APIKey: &key, Count: f.remaining,
-		Topic: f.topic, Group: f.group, ErrorCode: f.errorCode, Drop: f.drop}
-	if f.latency > 0 {
-		out.Latency = f.latency.String()
-	}
-	return out
-}
-
-// newFault validates a posted fault.
-func newFault(in httpapi.FaultJSON) (*fault, error) {
-	if in.APIKey == nil {
-		return nil, errors.New("api_key is required")
-	}
-	a := lookupAPI(*in.APIKey)
-	if a == nil {
-		return nil, fmt.Errorf("api_key %d: not an API this broker serves", *in.APIKey)
-	}
-	f := &fault{apiKey: *in.APIKey, topic: in.Topic, group: in.Group, errorCode: in.ErrorCode, drop: in.Drop, remaining: in.Count}
-	if f.remaining == 0 {
-		f.remaining = 1
-	}
-	if f.remaining < 0 || f.remaining > maxFaultCount {
-		return nil, fmt.Errorf("count %d: want 1 to %d", in.Count, maxFaultCount)
-	}
-	kinds := 0
-	if in.ErrorCode != 0 {
-		kinds++
-		if errorCodePlanOf(reflect.TypeOf(kmsg.RequestForKey(f.apiKey).ResponseKind()).Elem()).empty() {
-			return nil, fmt.Errorf("api_key %d (%s): its response has no error code to set", f.apiKey, kmsg.NameForKey(f.apiKey))
-		}
-	}
-	if in.Latency != "" {
-		kinds++
-		d, err := time.ParseDuration(in.Latency)
-		if err != nil || d <= 0 || d > maxFaultLatency {
-			return nil, fmt.Errorf("latency %q: want a Go duration above 0 and at most %v", in.Latency, maxFaultLatency)
-		}
-		f.latency = d
-	}
-	if in.Drop {
-		kinds++
-	}
-	if kinds != 1 {
-		return nil, errors.New("want exactly one of error_code (non-zero), latency and drop")
-	}
-	return f, nil
 }

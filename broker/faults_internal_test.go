@@ -5,7 +5,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sharebroker/sharebroker/httpapi"
+	"github.com/sharebroker/sharebroker/faults"
 )
 
 // The injected code lands at the shallowest level the request's version
@@ -89,13 +89,13 @@ func TestFaultResponseShape(t *testing.T) {
 }
 
 func TestFaultMatching(t *testing.T) {
-	var fs faults
+	var fs faults.Store
 	key := int16(0)
-	f, err := newFault(httpapi.FaultJSON{APIKey: &key, Count: 2, ErrorCode: 6, Topic: "t"})
+	f, err := newFault(faults.Spec{APIKey: &key, Count: 2, ErrorCode: 6, Topic: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs.add(f)
+	fs.Add(f)
 	produce := func(topic string) *request {
 		req := kmsg.NewPtrProduceRequest()
 		rt := kmsg.NewProduceRequestTopic()
@@ -105,22 +105,22 @@ func TestFaultMatching(t *testing.T) {
 		r.header.APIKey = 0
 		return r
 	}
-	if got := fs.take(produce("other"), nil); got != nil {
+	if got := takeFault(&fs, produce("other"), nil); got != nil {
 		t.Fatalf("fault for topic t took a produce to other: %+v", got)
 	}
 	for i := range 2 {
-		if got := fs.take(produce("t"), nil); got == nil || got.errorCode != 6 {
+		if got := takeFault(&fs, produce("t"), nil); got == nil || got.ErrorCode != 6 {
 			t.Fatalf("take %d: %+v", i, got)
 		}
 	}
-	if got := fs.take(produce("t"), nil); got != nil || len(fs.snapshot()) != 0 {
-		t.Fatalf("fault outlived its count: %+v, armed %+v", got, fs.snapshot())
+	if got := takeFault(&fs, produce("t"), nil); got != nil || len(fs.Snapshot()) != 0 {
+		t.Fatalf("fault outlived its count: %+v, armed %+v", got, fs.Snapshot())
 	}
 }
 
 func TestNewFaultRejects(t *testing.T) {
 	key, unknown := int16(0), int16(120)
-	for name, in := range map[string]httpapi.FaultJSON{
+	for name, in := range map[string]faults.Spec{
 		"no key":        {ErrorCode: 6},
 		"unknown key":   {APIKey: &unknown, ErrorCode: 6},
 		"no kind":       {APIKey: &key},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/faults"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/storage"
@@ -142,15 +143,14 @@ func (s httpState) Coordinator(typ cluster.CoordinatorType, key string) int32 {
 	return s.cluster.Coordinator(typ, key)
 }
 
-func (s httpState) Faults() []httpapi.FaultJSON { return s.faults.snapshot() }
+func (s httpState) Faults() []faults.Fault { return s.faults.Snapshot() }
 
-func (s httpState) ArmFault(in httpapi.FaultJSON) (httpapi.FaultJSON, error) {
+func (s httpState) ArmFault(in faults.Spec) (faults.Fault, error) {
 	f, err := newFault(in)
 	if err != nil {
-		return httpapi.FaultJSON{}, err
+		return faults.Fault{}, err
 	}
-	s.faults.add(f)
-	return f.json(), nil
+	return s.faults.Add(f), nil
 }
 
-func (s httpState) ClearFaults() int { return s.faults.clear() }
+func (s httpState) ClearFaults() int { return s.faults.Clear() }

@@ -35,7 +35,6 @@ func newMetrics(b *Broker, reg *prometheus.Registry, own bool) *metrics.Metrics 
 		Nodes:      b.cfg.Nodes,
 		Authorizer: b.authz != nil,
 		State:      metricsState{b},
-		Collectors: []prometheus.Collector{b.deadLetters},
 	}
 	for _, a := range apis {
 		if a != nil {
@@ -162,4 +161,13 @@ func (s metricsState) TopicName(id storage.TopicID) (string, bool) {
 		return t.Name, true
 	}
 	return "", false
+}
+
+func (s metricsState) DeadLetters(written func(string, sharepartition.DeadLetterReason, int64), dropped func(int, int64)) {
+	for k, n := range s.b.shares.DeadLettersWritten() {
+		written(k.Group, k.Reason, n)
+	}
+	for cause, n := range s.b.shares.DeadLettersDropped() {
+		dropped(cause, n)
+	}
 }

@@ -2,11 +2,13 @@ package broker
 
 // Moves driven from outside (docs/cluster.md §3.2, §4.3, §7): a
 // partition's leadership, a group's or transactional ID's coordinator, and
-// a node stopping and starting. Broker.MoveLeader is in nodes.go; the
-// test API that drives them over HTTP is package httpapi's.
+// a node stopping and starting. Package placement makes the moves on the
+// cluster and the group coordinators; here is what the edge adds: a moved
+// partition's log and share partitions, the listeners and connections of
+// a node, the log lines. Broker.MoveLeader is in nodes.go; the test API
+// that drives them over HTTP is package httpapi's.
 
 import (
-	"errors"
 	"fmt"
 	"net"
 
@@ -37,39 +39,15 @@ func (b *Broker) leadershipMoved(from int32, moves ...cluster.PartitionLeadershi
 	}
 }
 
-// placeAll places every partition of every existing topic. Placement is
-// lazy (a partition is placed the first time it is asked about, from its
-// topic's name and the live nodes), so before the set of live nodes
-// changes everything that exists is placed under the set it was created
-// in: a stopping node then fails over every partition it would lead,
-// including ones no client ever asked about, and a node that starts again
-// gains none of them (start-as-follower). The lazy answer is then the one
-// eager placement at creation would give.
-func (b *Broker) placeAll() {
-	for _, t := range b.store.Topics() {
-		if n := len(t.Partitions()); n > 0 {
-			b.leadership(t, int32(n-1))
-		}
-	}
-}
-
-// MoveCoordinator makes node coordinate key — a group ID (typ
-// cluster.Group) or a transactional ID (cluster.Transaction) — from now
-// on (coordinator-move). The group's or transaction's state is the same
-// object on every node, so it moves whole; requests for the key on the
-// old node answer NOT_COORDINATOR and clients find the new one with
-// FindCoordinator. The key need not exist yet. Errors: an empty key,
-// cluster.ErrUnknownNode, cluster.ErrNodeDown.
+// MoveCoordinator makes node coordinate key, a group ID (typ
+// cluster.Group) or a transactional ID (cluster.Transaction), from now on
+// (coordinator-move): requests for the key on the old node answer
+// NOT_COORDINATOR and clients find the new one with FindCoordinator. The
+// key need not exist yet. Errors: an empty key, cluster.ErrUnknownNode,
+// cluster.ErrNodeDown.
 func (b *Broker) MoveCoordinator(typ cluster.CoordinatorType, key string, node int32) error {
-	if key == "" {
-		return errors.New("empty key: a group ID or transactional ID is needed")
-	}
-	before := b.cluster.Coordinator(typ, key)
-	if err := b.cluster.MoveCoordinator(typ, key, node); err != nil {
+	if err := b.placement.MoveCoordinator(typ, key, node); err != nil {
 		return err
-	}
-	if typ == cluster.Group && b.cluster.Coordinator(typ, key) != before {
-		b.groupsMoved(key)
 	}
 	b.log.Info("coordinator moved", "type", typ.String(), "key", key, "node", node)
 	return nil
@@ -86,9 +64,7 @@ func (b *Broker) MoveCoordinator(typ cluster.CoordinatorType, key string, node i
 func (b *Broker) StopNode(id int32) error {
 	b.nodesMu.Lock()
 	defer b.nodesMu.Unlock()
-	b.placeAll()
-	groups := b.groupsOn(id)
-	moved, err := b.cluster.Stop(id)
+	moved, groupsMoved, err := b.placement.Stop(id)
 	if err != nil {
 		return err
 	}
@@ -106,7 +82,7 @@ func (b *Broker) StopNode(id int32) error {
 		}
 	}
 	b.mu.Unlock()
-	b.groupsMoved(groups...)
+	groupsMoved()
 	b.log.Info("node stopped", "node", id, "leaderships_moved", len(moved))
 	return nil
 }
@@ -127,7 +103,7 @@ func (b *Broker) StartNode(id int32) error {
 	} else {
 		return fmt.Errorf("%w: %d", cluster.ErrNodeUp, id)
 	}
-	b.placeAll() // before the node is up: it gains nothing
+	b.placement.PlaceAll() // before the node is up: it gains nothing
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closing {

@@ -3,8 +3,9 @@ package broker
 // A cluster in one process (docs/cluster.md): Config.Nodes nodes
 // share one store, one set of group and transaction coordinators and one
 // HTTP server; each has its own listeners. The cluster package says which
-// node leads each partition and coordinates each key; this file translates
-// its answers for the handlers and for /v1/cluster.
+// node leads each partition and coordinates each key, and the placement
+// package applies that to the topics and groups there are; this file
+// translates their answers for the handlers and for /v1/cluster.
 
 import (
 	"fmt"
@@ -33,21 +34,11 @@ func (b *Broker) nodeEndpoint(node int32, index int) endpoint {
 	return eps[node-b.cfg.NodeID][index]
 }
 
-// leadership returns who leads partition p of topic t. A partition is
-// placed the first time it is asked about: placement depends only on the
-// topic's name and the partition's index, so every path that creates a
-// topic or adds partitions gets the same answer without telling the
-// cluster.
+// leadership returns who leads partition p of topic t, placing it the
+// first time it is asked about (placement.Placement.Leadership); the
+// handlers ask it under this name.
 func (b *Broker) leadership(t *storage.Topic, p int32) cluster.Leadership {
-	if l, ok := b.cluster.Leader(t.Name, p); ok {
-		return l
-	}
-	b.cluster.AddPartitions(t.Name, 0, int32(len(t.Partitions())))
-	l, ok := b.cluster.Leader(t.Name, p)
-	if !ok { // p is not a partition of t: no one leads it
-		return cluster.Leadership{Leader: -1, Epoch: -1}
-	}
-	return l
+	return b.placement.Leadership(t, p)
 }
 
 // forgetTopic drops a deleted topic's placement, so a topic created later
@@ -67,34 +58,11 @@ func (b *Broker) Cluster() httpapi.ClusterJSON {
 		}
 		out.Nodes = append(out.Nodes, nj)
 	}
-	topics := b.store.Topics() // sorted by name
-	for _, t := range topics {
-		for _, p := range t.Partitions() {
-			l := b.leadership(t, p.Index)
-			out.Partitions = append(out.Partitions, httpapi.LeadershipJSON{Topic: t.Name, Partition: p.Index, Leader: l.Leader, LeaderEpoch: l.Epoch})
-		}
+	for _, p := range b.placement.Partitions() {
+		out.Partitions = append(out.Partitions, httpapi.LeadershipJSON{Topic: p.Topic, Partition: p.Partition, Leader: p.Leader, LeaderEpoch: p.Epoch})
 	}
-	var groups []string
-	for _, g := range b.classicGroups.List() {
-		groups = append(groups, g.GroupID)
-	}
-	for _, g := range b.consumerGroups.List() {
-		groups = append(groups, g.GroupID)
-	}
-	for _, g := range b.shareGroups.List() {
-		groups = append(groups, g.GroupID)
-	}
-	slices.Sort(groups)
-	for _, g := range slices.Compact(groups) {
-		out.Coordinators = append(out.Coordinators, httpapi.CoordinatorJSON{Key: g, Type: cluster.Group.String(), Node: b.cluster.Coordinator(cluster.Group, g)})
-	}
-	var ids []string
-	for _, d := range b.txns.List() {
-		ids = append(ids, d.TransactionalID)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		out.Coordinators = append(out.Coordinators, httpapi.CoordinatorJSON{Key: id, Type: cluster.Transaction.String(), Node: b.cluster.Coordinator(cluster.Transaction, id)})
+	for _, c := range b.placement.Coordinators() {
+		out.Coordinators = append(out.Coordinators, httpapi.CoordinatorJSON{Key: c.Key, Type: c.Type.String(), Node: c.Node})
 	}
 	return out
 }
@@ -212,12 +180,7 @@ func (c *conn) listenerIndex() int {
 // leader-epoch history, so OffsetForLeaderEpoch tells where the old one
 // ended. Moving a partition to its own leader changes nothing.
 func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadership, error) {
-	t := b.store.Topic(topic)
-	if t == nil || t.Partition(p) == nil {
-		return cluster.Leadership{}, fmt.Errorf("%w: %s-%d", cluster.ErrUnknownPartition, topic, p)
-	}
-	before := b.leadership(t, p) // placed before it moves
-	l, err := b.cluster.MoveLeader(topic, p, node)
+	before, l, err := b.placement.MoveLeader(topic, p, node)
 	if err != nil || l == before {
 		return l, err
 	}

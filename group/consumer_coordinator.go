@@ -149,13 +149,9 @@ func (s *ConsumerGroups) Heartbeat(in ConsumerHeartbeatInput, now time.Time) (Co
 	if in.Version == 0 && in.MemberEpoch == 0 && in.MemberID == "" {
 		in.MemberID = s.newID()
 	}
-	var res ConsumerHeartbeatResult
-	err := s.withGroupFrom(s.lookupJoining, in.GroupID, in.MemberEpoch == 0, nil, func(g *consumerGroup) error {
-		var err error
-		res, err = s.heartbeatLocked(g, &in, now)
-		return err
+	return answerFrom(&s.coordinator, s.lookupJoining, in.GroupID, in.MemberEpoch == 0, func(g *consumerGroup) (ConsumerHeartbeatResult, error) {
+		return s.heartbeatLocked(g, &in, now)
 	})
-	return res, err
 }
 
 // lookup finds consumer group id, creating it when create is set.
@@ -326,11 +322,7 @@ func (s *ConsumerGroups) stopTimersLocked(m *consumerMember) {
 func (s *ConsumerGroups) touchLocked(g *consumerGroup, m *consumerMember, now time.Time) (session, interval time.Duration) {
 	session, interval = consumerTimeouts(&s.cfg, s.configs, g.id)
 	m.deadline = now.Add(session)
-	if m.timer == nil {
-		m.timer = s.timers.Schedule(m.deadline, s.expiry(g, m, func(m *consumerMember) time.Time { return m.deadline }))
-	} else {
-		s.timers.Reset(m.timer, m.deadline)
-	}
+	s.armTimer(&m.timer, m.deadline, s.expiry(g, m, func(m *consumerMember) time.Time { return m.deadline }))
 	return session, interval
 }
 
@@ -338,11 +330,7 @@ func (s *ConsumerGroups) touchLocked(g *consumerGroup, m *consumerMember, now ti
 // rebalance timeout (848-timeouts).
 func (s *ConsumerGroups) armRevokeLocked(g *consumerGroup, m *consumerMember, now time.Time) {
 	m.revokeDeadline = now.Add(m.rebalanceTimeout)
-	if m.revokeTimer == nil {
-		m.revokeTimer = s.timers.Schedule(m.revokeDeadline, s.expiry(g, m, func(m *consumerMember) time.Time { return m.revokeDeadline }))
-	} else {
-		s.timers.Reset(m.revokeTimer, m.revokeDeadline)
-	}
+	s.armTimer(&m.revokeTimer, m.revokeDeadline, s.expiry(g, m, func(m *consumerMember) time.Time { return m.revokeDeadline }))
 }
 
 // expiry returns a timer callback that removes m once deadline(m), read
@@ -411,19 +399,9 @@ type ConsumerDescribedGroup struct {
 
 // Describe answers ConsumerGroupDescribe for ids, in request order.
 func (s *ConsumerGroups) Describe(ids []string) []ConsumerDescribedGroup {
-	out := make([]ConsumerDescribedGroup, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, s.describeOne(id))
-	}
-	return out
-}
-
-func (s *ConsumerGroups) describeOne(id string) ConsumerDescribedGroup {
-	var d ConsumerDescribedGroup
-	if err := s.describeGroup(s.lookup, id, func(g *consumerGroup) { d = s.describeLocked(g) }); err != nil {
+	return describeGroups(&s.coordinator, s.lookup, ids, s.describeLocked, func(id string, err error) ConsumerDescribedGroup {
 		return ConsumerDescribedGroup{GroupID: id, Err: err}
-	}
-	return d
+	})
 }
 
 func (s *ConsumerGroups) describeLocked(g *consumerGroup) ConsumerDescribedGroup {

@@ -1,7 +1,6 @@
 package group
 
 import (
-	"maps"
 	"regexp"
 	"slices"
 	"time"
@@ -105,29 +104,18 @@ func (m *consumerMember) effectiveTopics(listed []string) []string {
 	return slices.Compact(slices.Sorted(slices.Values(out)))
 }
 
-func (g *consumerGroup) subscribedTopicsLocked(listed []string) []string {
-	set := make(map[string]bool)
-	for _, m := range g.members {
-		for _, t := range m.effectiveTopics(listed) {
-			set[t] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(set))
-}
-
-// refreshMetadataLocked is shareGroup.refreshMetadataLocked for consumer
-// groups; listed is every topic name, for regex subscriptions.
+// refreshMetadataLocked resolves the topics the members subscribe to,
+// by name or by regex over listed (every topic name), as refreshMetadata
+// says.
 func (g *consumerGroup) refreshMetadataLocked(resolve TopicResolver, listed []string) bool {
-	next := make(map[string]TopicInfo)
-	for _, t := range g.subscribedTopicsLocked(listed) {
-		if info, ok := resolve(t); ok {
-			info.Name = t
-			next[t] = info
+	subscriptions := func(yield func([]string) bool) {
+		for _, m := range g.members {
+			if !yield(m.effectiveTopics(listed)) {
+				return
+			}
 		}
 	}
-	changed := !maps.Equal(next, g.metadata)
-	g.metadata = next
-	return changed
+	return refreshMetadata(&g.metadata, subscriptions, resolve)
 }
 
 // chooseAssignorLocked picks the assignor most members ask for, ties going

@@ -134,19 +134,54 @@ func (c *coordinator[G]) withGroupFrom(lookup func(id string, create bool) (G, e
 	}
 }
 
-// describeGroup runs fn with group id, found by lookup, locked: the
-// Describe of the KIP-848 and share kinds. An empty ID is
+// answerFrom is withGroupFrom for an fn that answers something: the
+// Heartbeat of the KIP-848 and share kinds.
+func answerFrom[G groupLike, R any](c *coordinator[G], lookup func(id string, create bool) (G, error),
+	id string, create bool, fn func(g G) (R, error)) (R, error) {
+	var res R
+	err := c.withGroupFrom(lookup, id, create, nil, func(g G) error {
+		var err error
+		res, err = fn(g)
+		return err
+	})
+	return res, err
+}
+
+// armTimer makes *h fire fire at deadline: a timer scheduled the first
+// time, the same timer moved after (a session or revocation deadline that
+// each heartbeat pushes back).
+func (c *coordinator[G]) armTimer(h **locktimer.Handle, deadline time.Time, fire func()) {
+	if *h == nil {
+		*h = c.timers.Schedule(deadline, fire)
+	} else {
+		c.timers.Reset(*h, deadline)
+	}
+}
+
+// describeGroups is the Describe of the KIP-848 and share kinds: for each
+// of ids, in request order, what described makes of the group, found by
+// lookup and locked, or what failed makes of its error. An empty ID is
 // ErrInvalidGroupID; a missing or removed group, or an ID of another type,
 // is ErrGroupIDNotFound, as Kafka says the same for both.
-func (c *coordinator[G]) describeGroup(lookup func(id string, create bool) (G, error), id string, fn func(g G)) error {
-	if id == "" {
-		return fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
+func describeGroups[G groupLike, D any](c *coordinator[G], lookup func(id string, create bool) (G, error), ids []string,
+	described func(g G) D, failed func(id string, err error) D) []D {
+	out := make([]D, 0, len(ids))
+	for _, id := range ids {
+		var d D
+		err := fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
+		if id != "" {
+			missing := fmt.Errorf("%w: group %s is not a %s group", ErrGroupIDNotFound, id, c.kind)
+			err = c.withGroupFrom(lookup, id, false, missing, func(g G) error {
+				d = described(g)
+				return nil
+			})
+		}
+		if err != nil {
+			d = failed(id, err)
+		}
+		out = append(out, d)
 	}
-	missing := fmt.Errorf("%w: group %s is not a %s group", ErrGroupIDNotFound, id, c.kind)
-	return c.withGroupFrom(lookup, id, false, missing, func(g G) error {
-		fn(g)
-		return nil
-	})
+	return out
 }
 
 // snapshot returns every group, taken under mu; the caller locks each.

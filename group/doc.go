@@ -34,10 +34,12 @@
 //   - The three coordinators embed one coordinator (coordinator.go): the
 //     group map and its lock, finding and claiming an ID in the Registry,
 //     the look-again when a group is removed under a holder of its
-//     pointer, List, deleting an empty group, Close and the retention
+//     pointer, List, Describe, a heartbeat's answer, deadline timers,
+//     deleting an empty group, the invariant walk, Close and the retention
 //     timer; the classic and KIP-848 ones also embed offsetJournals, the
-//     data directory's hooks (journal.go). What differs per kind stays in
-//     the kind's files.
+//     data directory's hooks (journal.go), and move between each other
+//     through one convertEmpty (migration.go). What differs per kind stays
+//     in the kind's files.
 //
 // Topic metadata reaches the package through a caller-supplied TopicResolver
 // (topics.go, shared by every kind of group), because storage is not

@@ -24,16 +24,29 @@ import (
 func (s *ClassicGroups) CheckInvariants() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range slices.Sorted(maps.Keys(s.groups)) {
-		g := s.groups[id]
-		g.mu.Lock()
+	return s.checkGroupsLocked(func(g *classicGroup) error {
 		err := g.checkLocked()
 		if err == nil && (g.state == ClassicCompletingRebalance || g.state == ClassicStable) && int64(len(g.members)) > int64(s.cfg.MaxSize) {
 			err = fmt.Errorf("%d members, above group.max.size %d", len(g.members), s.cfg.MaxSize)
 		}
-		g.mu.Unlock()
 		if err != nil {
-			return fmt.Errorf("classic group %q (%s, generation %d): %w", id, g.state, g.generation, err)
+			return fmt.Errorf("classic group %q (%s, generation %d): %w", g.id, g.state, g.generation, err)
+		}
+		return nil
+	})
+}
+
+// checkGroupsLocked runs check on every group, in ID order, each with its
+// lock held, and returns the first error; mu is held.
+func (c *coordinator[G]) checkGroupsLocked(check func(g G) error) error {
+	for _, id := range slices.Sorted(maps.Keys(c.groups)) {
+		g := c.groups[id]
+		b := g.base()
+		b.mu.Lock()
+		err := check(g)
+		b.mu.Unlock()
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -118,19 +131,16 @@ func checkOrder(order []string, n int, isMember func(string) bool) error {
 func (s *ConsumerGroups) CheckInvariants() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, id := range slices.Sorted(maps.Keys(s.groups)) {
-		g := s.groups[id]
-		g.mu.Lock()
+	return s.checkGroupsLocked(func(g *consumerGroup) error {
 		err := g.checkLocked()
 		if err == nil && int64(len(g.members)) > int64(s.cfg.MaxSize) {
 			err = fmt.Errorf("%d members, above group.consumer.max.size %d", len(g.members), s.cfg.MaxSize)
 		}
-		g.mu.Unlock()
 		if err != nil {
-			return fmt.Errorf("consumer group %q (group epoch %d, assignment epoch %d): %w", id, g.groupEpoch, g.assignmentEpoch, err)
+			return fmt.Errorf("consumer group %q (group epoch %d, assignment epoch %d): %w", g.id, g.groupEpoch, g.assignmentEpoch, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 func (g *consumerGroup) checkLocked() error {
@@ -202,21 +212,22 @@ func (s *ShareGroups) CheckInvariants() error {
 	defer s.mu.Unlock()
 	now := s.clock.Now()
 	members := 0
-	for _, id := range slices.Sorted(maps.Keys(s.groups)) {
-		g := s.groups[id]
-		g.mu.Lock()
+	err := s.checkGroupsLocked(func(g *shareGroup) error {
 		err := g.checkLocked(now)
-		if t, ok := s.registry.TypeOf(id); err == nil && (!ok || t != TypeShare) {
+		if t, ok := s.registry.TypeOf(g.id); err == nil && (!ok || t != TypeShare) {
 			err = fmt.Errorf("the registry does not give the ID to share groups")
 		}
 		if err == nil && int64(len(g.members)) > int64(s.broker.MaxSize) {
 			err = fmt.Errorf("%d members, above group.share.max.size %d", len(g.members), s.broker.MaxSize)
 		}
 		members += len(g.members)
-		g.mu.Unlock()
 		if err != nil {
-			return fmt.Errorf("share group %q (group epoch %d, assignment epoch %d): %w", id, g.groupEpoch, g.assignmentEpoch, err)
+			return fmt.Errorf("share group %q (group epoch %d, assignment epoch %d): %w", g.id, g.groupEpoch, g.assignmentEpoch, err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if n := s.timers.Len(); n != members {
 		return fmt.Errorf("%d session timers pending for %d share group members", n, members)

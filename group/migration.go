@@ -31,19 +31,12 @@ func Link(classic *ClassicGroups, consumer *ConsumerGroups) error {
 }
 
 // lookupJoining is lookup for a ConsumerGroupHeartbeat. A joining one
-// (create) first upgrades an empty classic group id, under
-// Registry.convert so that no conversion comes between that and the
-// lookup.
+// (create) first upgrades an empty classic group id.
 func (s *ConsumerGroups) lookupJoining(id string, create bool) (*consumerGroup, error) {
 	if !create || s.classic == nil {
 		return s.lookup(id, create)
 	}
-	s.registry.convert.Lock()
-	defer s.registry.convert.Unlock()
-	if err := s.upgradeEmptyClassic(id); err != nil {
-		return nil, err
-	}
-	return s.lookup(id, true)
+	return convertThenLookup(s.registry, id, create, s.upgradeEmptyClassic, s.lookup)
 }
 
 // upgradeEmptyClassic turns classic group id, if it has no members, into
@@ -51,48 +44,28 @@ func (s *ConsumerGroups) lookupJoining(id string, create bool) (*consumerGroup, 
 // (empty-upgrade); a classic group with members is ErrGroupIDNotFound
 // (online-upgrade-not-served). Registry.convert is held.
 func (s *ConsumerGroups) upgradeEmptyClassic(id string) error {
-	if t, _ := s.registry.TypeOf(id); t != TypeClassic {
+	return convertEmpty(&s.coordinator, &s.classic.coordinator, id, func(old *classicGroup) error {
+		if old.state != ClassicEmpty {
+			return fmt.Errorf("%w: cannot upgrade classic group %s to a consumer group: it has members, and online migration is not served (as group.consumer.migration.policy=disabled)",
+				ErrGroupIDNotFound, id)
+		}
 		return nil
-	}
-	c := s.classic
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.groups[id]
-	if old == nil {
-		return nil
-	}
-	old.mu.Lock()
-	defer old.mu.Unlock()
-	if old.state != ClassicEmpty {
-		return fmt.Errorf("%w: cannot upgrade classic group %s to a consumer group: it has members, and online migration is not served (as group.consumer.migration.policy=disabled)",
-			ErrGroupIDNotFound, id)
-	}
-	if !s.registry.transfer(id, TypeClassic, TypeConsumer) {
-		return nil
-	}
-	c.detachLocked(old)
-	g := s.addGroupLocked(id)
-	g.offsets, old.offsets = old.offsets, offsetStore{}
-	g.emptySince = old.stateSince
-	s.journalLocked(g.id, &g.offsets) // the group's offsets, now under its new kind
-	return nil
+	}, func(old *classicGroup) {
+		s.classic.detachLocked(old)
+		g := s.addGroupLocked(id)
+		g.offsets, old.offsets = old.offsets, offsetStore{}
+		g.emptySince = old.stateSince
+		s.journalLocked(g.id, &g.offsets) // the group's offsets, now under its new kind
+	})
 }
 
 // lookupJoining is lookup for a JoinGroup: it first downgrades an empty
-// consumer group id, under Registry.convert so that no conversion comes
-// between that and the lookup.
+// consumer group id.
 func (s *ClassicGroups) lookupJoining(id string, create bool) (*classicGroup, error) {
 	if s.consumer == nil {
 		return s.lookup(id, create)
 	}
-	s.registry.convert.Lock()
-	defer s.registry.convert.Unlock()
-	if err := s.downgradeEmptyConsumer(id); err != nil {
-		return nil, err
-	}
-	return s.lookup(id, create)
+	return convertThenLookup(s.registry, id, create, s.downgradeEmptyConsumer, s.lookup)
 }
 
 // downgradeEmptyConsumer turns consumer group id, if it has no members,
@@ -101,35 +74,67 @@ func (s *ClassicGroups) lookupJoining(id string, create bool) (*classicGroup, er
 // ErrInconsistentGroupProtocol (classic-join-not-served).
 // Registry.convert is held.
 func (s *ClassicGroups) downgradeEmptyConsumer(id string) error {
-	if t, _ := s.registry.TypeOf(id); t != TypeConsumer {
+	return convertEmpty(&s.coordinator, &s.consumer.coordinator, id, func(old *consumerGroup) error {
+		if n := len(old.members); n > 0 {
+			return fmt.Errorf("%w: group %s is a KIP-848 consumer group with %d members; classic members in it are not served",
+				ErrInconsistentGroupProtocol, id, n)
+		}
+		return nil
+	}, func(old *consumerGroup) {
+		s.consumer.detachLocked(old)
+		since := old.emptySince
+		if since.IsZero() { // it never had a member
+			since = s.clock.Now()
+		}
+		g := s.addGroupLocked(id, since)
+		g.offsets, old.offsets = old.offsets, offsetStore{}
+		s.journalLocked(g.id, &g.offsets) // the group's offsets, now under its new kind
+	})
+}
+
+// convertThenLookup runs convert for group id, then lookup, both under
+// Registry.convert, so that no conversion comes between the two: the
+// lookup of a joining request of either protocol.
+func convertThenLookup[G any](r *Registry, id string, create bool, convert func(id string) error,
+	lookup func(id string, create bool) (G, error)) (G, error) {
+	r.convert.Lock()
+	defer r.convert.Unlock()
+	if err := convert(id); err != nil {
+		var none G
+		return none, err
+	}
+	return lookup(id, create)
+}
+
+// convertEmpty hands group id from coordinator from to coordinator to,
+// when from has it: refuse, with the group locked, says why it may not
+// move (its members), and move, once the registry gives the ID to to's
+// kind, detaches it from from and makes to's group of its offsets. It
+// takes to's mu, then from's, then the group's lock: the one place two
+// coordinators' locks are held (see the locking note above).
+// Registry.convert is held.
+func convertEmpty[T, F groupLike](to *coordinator[T], from *coordinator[F], id string, refuse func(old F) error, move func(old F)) error {
+	if t, _ := to.registry.TypeOf(id); t != from.kind {
 		return nil
 	}
-	c := s.consumer
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.groups[id]
-	if old == nil {
+	to.mu.Lock()
+	defer to.mu.Unlock()
+	from.mu.Lock()
+	defer from.mu.Unlock()
+	old, ok := from.groups[id]
+	if !ok {
 		return nil
 	}
-	old.mu.Lock()
-	defer old.mu.Unlock()
-	if n := len(old.members); n > 0 {
-		return fmt.Errorf("%w: group %s is a KIP-848 consumer group with %d members; classic members in it are not served",
-			ErrInconsistentGroupProtocol, id, n)
+	b := old.base()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := refuse(old); err != nil {
+		return err
 	}
-	if !s.registry.transfer(id, TypeConsumer, TypeClassic) {
+	if !to.registry.transfer(id, from.kind, to.kind) {
 		return nil
 	}
-	c.detachLocked(old)
-	since := old.emptySince
-	if since.IsZero() { // it never had a member
-		since = s.clock.Now()
-	}
-	g := s.addGroupLocked(id, since)
-	g.offsets, old.offsets = old.offsets, offsetStore{}
-	s.journalLocked(g.id, &g.offsets) // the group's offsets, now under its new kind
+	move(old)
 	return nil
 }
 

@@ -147,13 +147,9 @@ func (s *ShareGroups) Heartbeat(in ShareHeartbeatInput, now time.Time) (ShareHea
 	if err := in.validate(); err != nil {
 		return ShareHeartbeatResult{}, err
 	}
-	var res ShareHeartbeatResult
-	err := s.withGroupFrom(s.lookup, in.GroupID, in.MemberEpoch == 0, nil, func(g *shareGroup) error {
-		var err error
-		res, err = s.heartbeatLocked(g, &in, now)
-		return err
+	return answerFrom(&s.coordinator, s.lookup, in.GroupID, in.MemberEpoch == 0, func(g *shareGroup) (ShareHeartbeatResult, error) {
+		return s.heartbeatLocked(g, &in, now)
 	})
-	return res, err
 }
 
 // lookup finds the share group id, creating it when create is set.
@@ -228,11 +224,7 @@ func (s *ShareGroups) heartbeatLocked(g *shareGroup, in *ShareHeartbeatInput, no
 
 	cfg := s.configs.Share(g.id)
 	m.deadline = now.Add(cfg.SessionTimeout)
-	if m.timer == nil {
-		m.timer = s.timers.Schedule(m.deadline, s.expiry(g, m))
-	} else {
-		s.timers.Reset(m.timer, m.deadline)
-	}
+	s.armTimer(&m.timer, m.deadline, s.expiry(g, m))
 
 	res := ShareHeartbeatResult{MemberEpoch: m.epoch, HeartbeatInterval: cfg.HeartbeatInterval}
 	if in.MemberEpoch == 0 || in.SubscribedTopicNames != nil || changed {
@@ -278,19 +270,9 @@ type ShareDescribedGroup struct {
 
 // Describe answers ShareGroupDescribe for ids, in request order.
 func (s *ShareGroups) Describe(ids []string) []ShareDescribedGroup {
-	out := make([]ShareDescribedGroup, 0, len(ids))
-	for _, id := range ids {
-		out = append(out, s.describeOne(id))
-	}
-	return out
-}
-
-func (s *ShareGroups) describeOne(id string) ShareDescribedGroup {
-	var d ShareDescribedGroup
-	if err := s.describeGroup(s.lookup, id, func(g *shareGroup) { d = describeShareLocked(g) }); err != nil {
+	return describeGroups(&s.coordinator, s.lookup, ids, describeShareLocked, func(id string, err error) ShareDescribedGroup {
 		return ShareDescribedGroup{GroupID: id, Err: err}
-	}
-	return d
+	})
 }
 
 func describeShareLocked(g *shareGroup) ShareDescribedGroup {

@@ -1,7 +1,6 @@
 package group
 
 import (
-	"maps"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -71,31 +70,17 @@ func (g *shareGroup) stateLocked() ShareGroupState {
 	return ShareStable
 }
 
-// subscribedTopicsLocked is the union of the members' subscriptions, sorted.
-func (g *shareGroup) subscribedTopicsLocked() []string {
-	set := make(map[string]bool)
-	for _, m := range g.members {
-		for _, t := range m.topics {
-			set[t] = true
-		}
-	}
-	return slices.Sorted(maps.Keys(set))
-}
-
-// refreshMetadataLocked resolves the subscribed topics and reports whether
-// they differ from what the group last saw (topic created or deleted,
-// partitions added, topic recreated with a new ID).
+// refreshMetadataLocked resolves the topics the members subscribe to, as
+// refreshMetadata says.
 func (g *shareGroup) refreshMetadataLocked(resolve TopicResolver) bool {
-	next := make(map[string]TopicInfo)
-	for _, t := range g.subscribedTopicsLocked() {
-		if info, ok := resolve(t); ok {
-			info.Name = t
-			next[t] = info
+	subscriptions := func(yield func([]string) bool) {
+		for _, m := range g.members {
+			if !yield(m.topics) {
+				return
+			}
 		}
 	}
-	changed := !maps.Equal(next, g.metadata)
-	g.metadata = next
-	return changed
+	return refreshMetadata(&g.metadata, subscriptions, resolve)
 }
 
 // removeMemberLocked drops m, bumps the group epoch and stops m's session

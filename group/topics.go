@@ -1,6 +1,8 @@
 package group
 
 import (
+	"iter"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -29,6 +31,30 @@ type TopicPartitions struct {
 type topicPartition struct {
 	id        [16]byte
 	partition int32
+}
+
+// refreshMetadata resolves every topic named in subscriptions, in name
+// order, replaces *metadata with what it found and reports whether that
+// differs from what the group last saw (topic created or deleted,
+// partitions added, topic recreated with a new ID): the KIP-848 and share
+// groups bump their group epoch on it.
+func refreshMetadata(metadata *map[string]TopicInfo, subscriptions iter.Seq[[]string], resolve TopicResolver) bool {
+	set := make(map[string]bool)
+	for topics := range subscriptions {
+		for _, t := range topics {
+			set[t] = true
+		}
+	}
+	next := make(map[string]TopicInfo)
+	for _, t := range slices.Sorted(maps.Keys(set)) {
+		if info, ok := resolve(t); ok {
+			info.Name = t
+			next[t] = info
+		}
+	}
+	changed := !maps.Equal(next, *metadata)
+	*metadata = next
+	return changed
 }
 
 // assignmentList renders a member's partitions sorted by topic name, then

@@ -1,12 +1,13 @@
 package httpapi
 
 // Faults under /v1/test/faults: arm, list, clear. Which requests a fault
-// matches and what it does to them is the broker's (broker/faults.go);
-// here is only their HTTP form.
+// matches is package faults'; what it does to them is the broker's. Here
+// is only their HTTP form.
 
 import (
 	"net/http"
-	"time"
+
+	"github.com/sharebroker/sharebroker/faults"
 )
 
 // FaultJSON is one fault: the body of POST /v1/test/faults and an entry of
@@ -23,8 +24,24 @@ type FaultJSON struct {
 	Drop      bool   `json:"drop,omitempty"`
 }
 
+// faultJSON is f as the test API shows it.
+func faultJSON(f faults.Fault) FaultJSON {
+	key := f.APIKey
+	out := FaultJSON{ID: f.ID, API: f.API, APIKey: &key, Count: f.Remaining,
+		Topic: f.Topic, Group: f.Group, ErrorCode: f.ErrorCode, Drop: f.Drop}
+	if f.Latency > 0 {
+		out.Latency = f.Latency.String()
+	}
+	return out
+}
+
 func (t testAPI) serveFaultsList(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, t.ctl.Faults())
+	armed := t.ctl.Faults()
+	out := make([]FaultJSON, 0, len(armed))
+	for _, f := range armed {
+		out = append(out, faultJSON(f))
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (t testAPI) serveFaultsAdd(w http.ResponseWriter, r *http.Request) {
@@ -36,15 +53,15 @@ func (t testAPI) serveFaultsAdd(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "id and api are set by the broker")
 		return
 	}
-	f, err := t.ctl.ArmFault(in)
+	f, err := t.ctl.ArmFault(faults.Spec{APIKey: in.APIKey, Count: in.Count, Topic: in.Topic, Group: in.Group,
+		ErrorCode: in.ErrorCode, Latency: in.Latency, Drop: in.Drop})
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
-	latency, _ := time.ParseDuration(f.Latency) // "" (no latency) reads as 0
-	t.log.Info("fault armed by test API", "fault_id", f.ID, "api", f.API, "count", f.Count,
-		"topic", f.Topic, "group", f.Group, "error_code", f.ErrorCode, "latency", latency, "drop", f.Drop)
-	writeJSON(w, http.StatusCreated, f)
+	t.log.Info("fault armed by test API", "fault_id", f.ID, "api", f.API, "count", f.Remaining,
+		"topic", f.Topic, "group", f.Group, "error_code", f.ErrorCode, "latency", f.Latency, "drop", f.Drop)
+	writeJSON(w, http.StatusCreated, faultJSON(f))
 }
 
 func (t testAPI) serveFaultsClear(w http.ResponseWriter, _ *http.Request) {

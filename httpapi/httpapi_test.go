@@ -14,6 +14,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/faults"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/sharepartition"
@@ -29,7 +30,7 @@ type fake struct {
 	clock  locktimer.Clock
 	parts  []SharePartition
 	moved  []string
-	faults []FaultJSON
+	faults []faults.Fault
 }
 
 func (f *fake) Ready() bool                             { return f.ready }
@@ -68,14 +69,14 @@ func (f *fake) StopNode(id int32) error {
 	return fmt.Errorf("%w: %d", cluster.ErrUnknownNode, id)
 }
 func (f *fake) StartNode(id int32) error { return nil }
-func (f *fake) Faults() []FaultJSON      { return f.faults }
-func (f *fake) ArmFault(in FaultJSON) (FaultJSON, error) {
+func (f *fake) Faults() []faults.Fault   { return f.faults }
+func (f *fake) ArmFault(in faults.Spec) (faults.Fault, error) {
 	if in.APIKey == nil {
-		return FaultJSON{}, fmt.Errorf("api_key is required")
+		return faults.Fault{}, fmt.Errorf("api_key is required")
 	}
-	in.ID, in.API = int64(len(f.faults)+1), "Produce"
-	f.faults = append(f.faults, in)
-	return in, nil
+	armed := faults.Fault{ID: int64(len(f.faults) + 1), API: "Produce", APIKey: *in.APIKey, Remaining: in.Count, Drop: in.Drop}
+	f.faults = append(f.faults, armed)
+	return armed, nil
 }
 func (f *fake) ClearFaults() int { n := len(f.faults); f.faults = nil; return n }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/sharebroker/sharebroker/cluster"
+	"github.com/sharebroker/sharebroker/faults"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
@@ -41,10 +42,10 @@ type Control interface {
 	StopNode(id int32) error
 	StartNode(id int32) error
 	// Faults lists the armed faults in the order they were armed.
-	Faults() []FaultJSON
+	Faults() []faults.Fault
 	// ArmFault validates and arms in, and returns it as armed (with its
 	// ID and API name); an error says what is wrong with in.
-	ArmFault(in FaultJSON) (FaultJSON, error)
+	ArmFault(in faults.Spec) (faults.Fault, error)
 	// ClearFaults disarms every fault and returns how many there were.
 	ClearFaults() int
 }

@@ -84,6 +84,10 @@ type State interface {
 	ShareRebalances() int64
 	// TopicName is the name of the topic id, false once it is deleted.
 	TopicName(id storage.TopicID) (string, bool)
+	// DeadLetters calls written with the dead-letter records written per
+	// group and reason, and dropped with the dead letters not written per
+	// cause (DeadLetterDropCauses).
+	DeadLetters(written func(group string, reason sharepartition.DeadLetterReason, n int64), dropped func(cause int, n int64))
 }
 
 // SharePartition is one share partition's figures as a scrape reads them.
@@ -134,8 +138,6 @@ type Config struct {
 	SASLMechanisms []string
 	// State is what the collectors read at scrape time.
 	State State
-	// Collectors are the broker's own collectors, registered with the rest.
-	Collectors []prometheus.Collector
 }
 
 // Metrics is one broker's Prometheus instruments, on its own registry.
@@ -275,9 +277,9 @@ func (m *Metrics) fill() {
 			Help: "Live acquisition-lock timers.",
 		}, func() float64 { return float64(cfg.State.LockTimers()) }),
 		&shareCollector{m: m},
+		&deadLetterCollector{m: m},
 		&kafkaShareCollector{m: m},
 	)
-	m.reg.MustRegister(cfg.Collectors...)
 }
 
 // Request counts one answered request and its handling time: api is the

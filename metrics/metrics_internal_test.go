@@ -75,6 +75,11 @@ func (s *fakeState) TopicName(id storage.TopicID) (string, bool) {
 	return name, ok
 }
 
+func (s *fakeState) DeadLetters(written func(string, sharepartition.DeadLetterReason, int64), dropped func(int, int64)) {
+	written("g", sharepartition.DeadLetterDeliveryLimit, 5)
+	dropped(1, 2)
+}
+
 // A scrape reads the state it is given, shows the zero series of what the
 // broker serves, and forgets the per-topic counters of a deleted topic.
 func TestScrapeReadsState(t *testing.T) {
@@ -124,6 +129,8 @@ func TestScrapeReadsState(t *testing.T) {
 		{"sharebroker_authorization_denials_total", map[string]string{"resource_type": "USER", "node": "6"}, 0},
 		{"sharebroker_sasl_authentications_total", map[string]string{"mechanism": "PLAIN", "result": "failure", "node": "5"}, 0},
 		{"sharebroker_frames_rejected_total", map[string]string{"reason": RejectTLS, "node": "5"}, 0},
+		{"sharebroker_share_dead_letter_records_total", map[string]string{"group": "g", "reason": "delivery_limit"}, 5},
+		{"sharebroker_share_dead_letter_records_dropped_total", map[string]string{"cause": "append_failed"}, 2},
 	} {
 		got, ok := value(families, c.name, c.labels)
 		if !ok {

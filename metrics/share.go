@@ -240,6 +240,41 @@ func (c *shareCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- c.m.delivery.metric(descDelivery)
 }
 
+// Dead-letter queues (KIP-1191, share-groups.md §10), read at scrape time.
+var (
+	descDLQWritten = prometheus.NewDesc("sharebroker_share_dead_letter_records_total",
+		"Dead-letter records written to share groups' dead-letter topics (KIP-1191), by group and reason (rejected, delivery_limit).",
+		[]string{"group", "reason"}, nil)
+	descDLQDropped = prometheus.NewDesc("sharebroker_share_dead_letter_records_dropped_total",
+		"Dead letters not written, by cause: topic_refused (missing, not opted in, wrong prefix) or append_failed.",
+		[]string{"cause"}, nil)
+)
+
+// dlqReasonLabels name the reasons a record was dead-lettered.
+var dlqReasonLabels = map[sharepartition.DeadLetterReason]string{
+	sharepartition.DeadLetterRejected:      "rejected",
+	sharepartition.DeadLetterDeliveryLimit: "delivery_limit",
+}
+
+// DeadLetterDropCauses name, by index, the causes State.DeadLetters
+// reports dropped dead letters under.
+var DeadLetterDropCauses = []string{"topic_refused", "append_failed"}
+
+type deadLetterCollector struct{ m *Metrics }
+
+func (c *deadLetterCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descDLQWritten
+	ch <- descDLQDropped
+}
+
+func (c *deadLetterCollector) Collect(ch chan<- prometheus.Metric) {
+	c.m.cfg.State.DeadLetters(func(group string, reason sharepartition.DeadLetterReason, n int64) {
+		ch <- prometheus.MustNewConstMetric(descDLQWritten, prometheus.CounterValue, float64(n), group, dlqReasonLabels[reason])
+	}, func(cause int, n int64) {
+		ch <- prometheus.MustNewConstMetric(descDLQDropped, prometheus.CounterValue, float64(n), DeadLetterDropCauses[cause])
+	})
+}
+
 // Share metrics read at scrape time.
 var (
 	descBatchesInFlight = prometheus.NewDesc("sharebroker_share_batches_in_flight",

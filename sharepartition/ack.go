@@ -72,14 +72,7 @@ func (sp *SharePartition) Acknowledge(member string, acks []AckBatch, now time.T
 	before := sp.spso
 	sp.advanceLocked()
 	shrank := sp.spso != before
-	sp.persistLocked()
-	notify := sp.cfg.OnChange
-	dead, hook := sp.takeDeadLocked()
-	sp.mu.Unlock()
-	reportDead(dead, hook)
-	if notify != nil && (released || shrank) {
-		notify()
-	}
+	sp.unlockAndEmit(released || shrank)
 	return nil
 }
 
@@ -228,14 +221,7 @@ func (sp *SharePartition) ReleaseMember(member string, now time.Time) {
 		}
 	}
 	sp.advanceLocked()
-	sp.persistLocked()
-	notify := sp.cfg.OnChange
-	dead, hook := sp.takeDeadLocked()
-	sp.mu.Unlock()
-	reportDead(dead, hook)
-	if released && notify != nil {
-		notify()
-	}
+	sp.unlockAndEmit(released)
 }
 
 // LogStartMoved tells the partition the log start offset is now newStart
@@ -265,10 +251,5 @@ func (sp *SharePartition) LogStartMoved(newStart int64) {
 	}
 	sp.availHint = max(sp.availHint, sp.spso)
 	sp.advanceLocked()
-	sp.persistLocked()
-	notify := sp.cfg.OnChange
-	sp.mu.Unlock()
-	if notify != nil {
-		notify()
-	}
+	sp.unlockAndEmit(true)
 }

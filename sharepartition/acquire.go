@@ -77,12 +77,7 @@ func (sp *SharePartition) Acquire(req AcquireRequest, now time.Time) ([]Acquired
 	sp.advanceLocked()
 	// An acquisition itself is never written; records it archived
 	// (aborted, compacted away) and an SPSO it moved are.
-	sp.persistLocked()
-	notify := sp.cfg.OnChange
-	sp.mu.Unlock()
-	if a.shrank && notify != nil {
-		notify()
-	}
+	sp.unlockAndEmit(a.shrank)
 	return a.out, nil
 }
 

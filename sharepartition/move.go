@@ -50,12 +50,7 @@ func (sp *SharePartition) LeaderMoved() int64 {
 		sp.end = b.first
 	}
 	sp.availHint = min(sp.availHint, sp.end)
-	sp.persistLocked()
-	notify := sp.cfg.OnChange
-	sp.mu.Unlock()
-	if notify != nil {
-		notify()
-	}
+	sp.unlockAndEmit(true)
 	return freed
 }
 

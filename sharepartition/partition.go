@@ -517,12 +517,5 @@ func (sp *SharePartition) expire(b *batch, idx int, gen uint64) {
 	sp.liveLocks--
 	sp.transitionLocked(s, evExpire, "", time.Time{})
 	sp.advanceLocked()
-	sp.persistLocked()
-	notify := sp.cfg.OnChange
-	dead, hook := sp.takeDeadLocked()
-	sp.mu.Unlock()
-	reportDead(dead, hook)
-	if notify != nil {
-		notify()
-	}
+	sp.unlockAndEmit(true)
 }
