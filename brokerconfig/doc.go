@@ -9,7 +9,6 @@
 //
 // What a Kafka request makes of it (DescribeConfigs entries with their
 // sources and synonyms, AlterConfigs answers) is translation, and stays in
-// package broker. This package imports neither kmsg, wire nor net
-// (imports_test.go): host:port strings are split as net would split them
-// (hostport.go).
+// package broker. This package imports neither kmsg nor wire
+// (imports_test.go); of net it uses only the address functions.
 package brokerconfig

@@ -27,6 +27,7 @@ package brokerconfig
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 )
@@ -97,7 +98,7 @@ func ParseListeners(listeners, advertised, protocolMap, listen string) ([]Listen
 			if names[name] {
 				return nil, fmt.Errorf("%s: listener %s appears twice", propListeners, name)
 			}
-			_, port, _ := splitHostPort(addr)
+			_, port, _ := net.SplitHostPort(addr)
 			if other, ok := ports[port]; ok && port != "0" {
 				return nil, fmt.Errorf("%s: listeners %s and %s both use port %s", propListeners, other, name, port)
 			}
@@ -161,14 +162,14 @@ func parseListenerEntry(prop, entry string) (name, addr string, err error) {
 	if !ok || name == "" {
 		return "", "", fmt.Errorf("%s: %q: want NAME://HOST:PORT", prop, entry)
 	}
-	host, port, err := splitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", "", fmt.Errorf("%s: %q: %v", prop, entry, err)
 	}
 	if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && prop == propAdvertisedListeners) {
 		return "", "", fmt.Errorf("%s: %q: bad port %q", prop, entry, port)
 	}
-	return name, joinHostPort(host, port), nil
+	return name, net.JoinHostPort(host, port), nil
 }
 
 // parseProtocolMap parses "NAME:PROTOCOL,..."; an empty map is nil.
@@ -206,7 +207,7 @@ func isProtocol(name string) bool {
 // checkAdvertise checks an advertised host:port: a host, and a port from 1
 // to 65535.
 func checkAdvertise(addr string) error {
-	host, port, err := splitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return err
 	}

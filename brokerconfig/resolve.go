@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net"
 	"path/filepath"
 	"strconv"
 
@@ -66,7 +67,7 @@ func Resolve(s Settings, parseClientAuth func(string) (string, error)) (*Resolve
 	if r.Listen == "" {
 		r.Listen = DefaultListen
 	}
-	if _, _, err := splitHostPort(r.Listen); err != nil {
+	if _, _, err := net.SplitHostPort(r.Listen); err != nil {
 		return nil, fmt.Errorf("listen address %q: %v", r.Listen, err)
 	}
 	if r.Advertise != "" {
@@ -79,7 +80,7 @@ func Resolve(s Settings, parseClientAuth func(string) (string, error)) (*Resolve
 		return nil, err
 	}
 	if r.HTTP != "" {
-		if _, _, err := splitHostPort(r.HTTP); err != nil {
+		if _, _, err := net.SplitHostPort(r.HTTP); err != nil {
 			return nil, fmt.Errorf("http address %q: %v", r.HTTP, err)
 		}
 	}
@@ -149,7 +150,7 @@ func (r *Resolved) resolveListeners(parseClientAuth func(string) (string, error)
 			return nil, fmt.Errorf("listener name %q: empty or used twice", l.Name)
 		}
 		names[l.Name] = true
-		if _, _, err := splitHostPort(l.Listen); err != nil {
+		if _, _, err := net.SplitHostPort(l.Listen); err != nil {
 			return nil, fmt.Errorf("listener %s: listen address %q: %v", l.Name, l.Listen, err)
 		}
 		if l.Advertise != "" {
@@ -180,7 +181,7 @@ func (r *Resolved) checkNodePorts() error {
 // NodeAddr is addr for node index i: its port + i, or port 0 (a free
 // port) for port 0.
 func NodeAddr(addr string, i int) (string, error) {
-	host, port, err := splitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", err
 	}
@@ -194,7 +195,7 @@ func NodeAddr(addr string, i int) (string, error) {
 	if n+i > math.MaxUint16 {
 		return "", fmt.Errorf("port %d + node index %d is above 65535", n, i)
 	}
-	return joinHostPort(host, strconv.Itoa(n+i)), nil
+	return net.JoinHostPort(host, strconv.Itoa(n+i)), nil
 }
 
 // propLogDirs is Kafka's name for the data directory.
