@@ -44,6 +44,7 @@ import (
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/internal/longpoll"
 	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/wire"
 )
 
 func init() { register(1, 4, 18, handleFetch) }
@@ -68,7 +69,7 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 	if b.authz != nil {
 		denied = r.fetchDenied(req)
 	}
-	var resp *fetchResponse
+	var resp *wire.FetchResponse
 	longpoll.Poll(b.closingCtx(), b.clock, deadline, func(wake chan<- struct{}) (bool, func()) {
 		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
 		var bytes int64
@@ -149,8 +150,8 @@ func (r *request) fetchDenied(req *kmsg.FetchRequest) []bool {
 // fetchOnce reads every requested partition once. It returns the response,
 // the record bytes in it, and whether any partition failed. denied, nil
 // with authorization off, marks the topics fetchDenied refused.
-func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, denied []bool) (*fetchResponse, int64, bool) {
-	resp := &fetchResponse{FetchResponse: *req.ResponseKind().(*kmsg.FetchResponse)}
+func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, denied []bool) (*wire.FetchResponse, int64, bool) {
+	resp := &wire.FetchResponse{FetchResponse: *req.ResponseKind().(*kmsg.FetchResponse)}
 	leaders := leaderEndpoints{b: b, index: c.listenerIndex()}
 	var total int64
 	failed := false
@@ -185,7 +186,7 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, deni
 					sp.ErrorCode = codeFor(err)
 					break
 				}
-				sp.RecordBatches = resp.field(len(resp.Topics), len(st.Partitions), res.Records)
+				sp.RecordBatches = resp.Field(len(resp.Topics), len(st.Partitions), res.Records)
 				for _, a := range res.Aborted {
 					at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
 					at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset

@@ -69,13 +69,14 @@ import (
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/wire"
 )
 
 func init() { register(78, 1, 2, handleShareFetch) }
 
 func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.ShareFetchRequest)
-	resp := &shareFetchResponse{ShareFetchResponse: *req.ResponseKind().(*kmsg.ShareFetchResponse)}
+	resp := &wire.ShareFetchResponse{ShareFetchResponse: *req.ResponseKind().(*kmsg.ShareFetchResponse)}
 	fail := func(err error) (kmsg.Response, error) {
 		resp.ErrorCode = codeFor(err) // and a null ErrorMessage, as in Kafka
 		return resp, nil
@@ -143,7 +144,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 // writeShareFetchAnswers lists the partitions in order, grouped by topic;
 // a partition another node leads names its leader, and the answer that
 // leader's endpoint (KIP-951).
-func writeShareFetchAnswers(resp *shareFetchResponse, listed []shareserve.PartitionAnswer, leaders leaderEndpoints) {
+func writeShareFetchAnswers(resp *wire.ShareFetchResponse, listed []shareserve.PartitionAnswer, leaders leaderEndpoints) {
 	topicIndex := make(map[storage.TopicID]int)
 	for k := range listed {
 		a := &listed[k]
@@ -165,7 +166,7 @@ func writeShareFetchAnswers(resp *shareFetchResponse, listed []shareserve.Partit
 		p.ErrorCode, p.ErrorMessage = codeFor(a.Err), errMessage(a.Err)
 		p.AcknowledgeErrorCode, p.AcknowledgeErrorMessage = codeFor(a.AckErr), errMessage(a.AckErr)
 		if a.HasData() {
-			p.Records = resp.field(i, len(resp.Topics[i].Partitions), a.Records)
+			p.Records = resp.Field(i, len(resp.Topics[i].Partitions), a.Records)
 			for _, rg := range a.Ranges {
 				ar := kmsg.NewShareFetchResponseTopicPartitionAcquiredRecord()
 				ar.FirstOffset, ar.LastOffset, ar.DeliveryCount = rg.FirstOffset, rg.LastOffset, rg.DeliveryCount

@@ -267,17 +267,17 @@ func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
 	var err error
 	var spliced bool
 	switch r := resp.(type) {
-	case *fetchResponse:
-		emptyFetchRecordSets(&r.FetchResponse)
-		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, &r.FetchResponse, r.recordPieces())
+	case *wire.FetchResponse:
+		wire.EmptyFetchRecordSets(&r.FetchResponse)
+		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, &r.FetchResponse, r.RecordPieces())
 	case *kmsg.FetchResponse:
-		emptyFetchRecordSets(r)
+		wire.EmptyFetchRecordSets(r)
 		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, r, nil)
-	case *shareFetchResponse:
-		emptyShareFetchRecordSets(&r.ShareFetchResponse)
-		c.buf, c.segs, spliced = wire.AppendShareFetchResponse(c.buf[:0], c.segs[:0], correlationID, &r.ShareFetchResponse, r.recordPieces())
+	case *wire.ShareFetchResponse:
+		wire.EmptyShareFetchRecordSets(&r.ShareFetchResponse)
+		c.buf, c.segs, spliced = wire.AppendShareFetchResponse(c.buf[:0], c.segs[:0], correlationID, &r.ShareFetchResponse, r.RecordPieces())
 	case *kmsg.ShareFetchResponse:
-		emptyShareFetchRecordSets(r)
+		wire.EmptyShareFetchRecordSets(r)
 		c.buf, c.segs, spliced = wire.AppendShareFetchResponse(c.buf[:0], c.segs[:0], correlationID, r, nil)
 	}
 	if spliced {

@@ -1,32 +1,19 @@
 package broker
 
 // Fault injection for the test API, at the edge: package faults keeps the
-// armed faults and picks the one a request matches; here a request's topic
-// and group names are found for it, and what the fault says is done: an
-// error answered without calling the handler, a delay, a dropped
-// connection.
-//
-// The error response is built from the request, not by the handler: each
-// response list whose entries mirror a request list (Produce topics and
-// partitions, Fetch topics and partitions, Metadata topics, OffsetCommit
-// topics and partitions, FindCoordinator v4+ keys, ...) gets one entry per
-// request entry, with the names, IDs and indexes copied. The code then goes
-// to the shallowest level that carries an ErrorCode at the request's
-// version: the top-level ErrorCode where the response has one (JoinGroup,
-// Heartbeat, SyncGroup, FindCoordinator v0-v3, Fetch v7+, ShareFetch,
-// Metadata v13+, ...), else every entry of the first list level that has
-// one (Metadata v0-v12 and DeleteTopics topics, FindCoordinator v4+
-// coordinators), else every entry below that (Produce and OffsetCommit
-// partitions). A Produce with acks=0 gets no answer, as ever.
+// armed faults and picks the one a request matches; wire finds a request's
+// topic and group names and builds an answer that carries only an error
+// code (wire.ErrorResponse); here what the fault says is done: that answer
+// sent without calling the handler, a delay, a dropped connection.
 
 import (
 	"errors"
-	"reflect"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/faults"
+	"github.com/sharebroker/sharebroker/wire"
 )
 
 // errInjectedDrop closes a connection whose request matched a drop fault.
@@ -36,11 +23,9 @@ var errInjectedDrop = errors.New("connection dropped by an injected fault")
 // dispatch table and kmsg.
 type faultAPIs struct{}
 
-func (faultAPIs) Served(key int16) bool { return lookupAPI(key) != nil }
-func (faultAPIs) Name(key int16) string { return kmsg.NameForKey(key) }
-func (faultAPIs) HasErrorCode(key int16) bool {
-	return !errorCodePlanOf(reflect.TypeOf(kmsg.RequestForKey(key).ResponseKind()).Elem()).empty()
-}
+func (faultAPIs) Served(key int16) bool       { return lookupAPI(key) != nil }
+func (faultAPIs) Name(key int16) string       { return kmsg.NameForKey(key) }
+func (faultAPIs) HasErrorCode(key int16) bool { return wire.HasErrorCode(key) }
 
 // newFault validates a fault the test API posts.
 func newFault(in faults.Spec) (faults.Fault, error) { return faults.New(in, faultAPIs{}) }
@@ -49,7 +34,7 @@ func newFault(in faults.Spec) (faults.Fault, error) { return faults.New(in, faul
 // resolves the topic IDs that requests carry instead of names (Produce
 // v13, Fetch v13+); nil resolves none.
 func takeFault(fs *faults.Store, r *request, topicName func([16]byte) (string, bool)) *faults.Fault {
-	return fs.Take(r.header.APIKey, func() (topics, groups []string) { return requestNames(r.body, topicName) })
+	return fs.Take(r.header.APIKey, func() (topics, groups []string) { return wire.RequestNames(r.body, topicName) })
 }
 
 // dispatch runs r through the armed faults, then (unless a fault answered
@@ -73,160 +58,5 @@ func (c *conn) dispatch(a *api, r *request) (kmsg.Response, error) {
 	if p, ok := r.body.(*kmsg.ProduceRequest); ok && p.Acks == 0 {
 		return nil, nil
 	}
-	return faultResponse(r.body, f.ErrorCode), nil
-}
-
-// faultResponse answers req with code and nothing else, as described at the
-// top of this file.
-func faultResponse(req kmsg.Request, code int16) kmsg.Response {
-	resp := req.ResponseKind()
-	v := reflect.ValueOf(resp).Elem()
-	mirror(v, reflect.ValueOf(req).Elem())
-	plan := errorCodePlanOf(v.Type())
-	// Try each depth that has an ErrorCode, shallowest first; one that the
-	// request's version does not encode is lost in an encode/decode round
-	// trip, which is how we learn which fields exist at that version
-	// without a table.
-	for depth := 0; plan.depths>>depth != 0; depth++ {
-		if !plan.hasDepth(depth) || plan.setAt(v, depth, code) == 0 {
-			continue
-		}
-		check := req.ResponseKind()
-		if check.ReadFrom(resp.AppendTo(nil)) == nil && plan.countAt(reflect.ValueOf(check).Elem(), depth, code) > 0 {
-			return resp
-		}
-		plan.setAt(v, depth, 0)
-	}
-	return resp
-}
-
-// mirror copies into the response struct dst every field of the request
-// struct src with the same name and type (topic names, IDs, partition
-// indexes, group IDs, coordinator keys) and, for a list of structs in both,
-// makes one response entry per request entry and mirrors each.
-func mirror(dst, src reflect.Value) {
-	for _, m := range stringListMirrors {
-		sf, d := src.FieldByName(m.request), dst.FieldByName(m.response)
-		if !sf.IsValid() || sf.Type() != reflect.TypeFor[[]string]() || !d.IsValid() ||
-			d.Kind() != reflect.Slice || d.Type().Elem().Kind() != reflect.Struct || sf.Len() == 0 {
-			continue
-		}
-		out := reflect.MakeSlice(d.Type(), sf.Len(), sf.Len())
-		for j := range sf.Len() {
-			e := out.Index(j)
-			if def, ok := e.Addr().Interface().(interface{ Default() }); ok {
-				def.Default()
-			}
-			switch k := e.FieldByName(m.entry); {
-			case k.Kind() == reflect.String:
-				k.Set(sf.Index(j))
-			case k.Kind() == reflect.Pointer && k.Type().Elem().Kind() == reflect.String:
-				s := sf.Index(j).String()
-				k.Set(reflect.ValueOf(&s))
-			}
-		}
-		d.Set(out)
-	}
-	for i := range dst.NumField() {
-		df := dst.Type().Field(i)
-		if !df.IsExported() || df.Name == "Version" {
-			continue
-		}
-		sf := src.FieldByName(df.Name)
-		if !sf.IsValid() {
-			continue
-		}
-		d := dst.Field(i)
-		switch {
-		case d.Kind() == reflect.Slice && d.Type().Elem().Kind() == reflect.Struct &&
-			sf.Kind() == reflect.Slice && sf.Type().Elem().Kind() == reflect.Struct:
-			out := reflect.MakeSlice(d.Type(), sf.Len(), sf.Len())
-			for j := range sf.Len() {
-				e := out.Index(j)
-				if def, ok := e.Addr().Interface().(interface{ Default() }); ok {
-					def.Default()
-				}
-				mirror(e, sf.Index(j))
-			}
-			d.Set(out)
-		case sf.Type() == d.Type() && isScalar(d.Type()):
-			d.Set(sf)
-		}
-	}
-}
-
-// stringListMirrors are the request lists of plain names that a response
-// answers with a list of entries, one per name.
-var stringListMirrors = []struct{ request, response, entry string }{
-	{"CoordinatorKeys", "Coordinators", "Key"}, // FindCoordinator v4+
-	{"TopicNames", "Topics", "Topic"},          // DeleteTopics v0-v5
-	{"Groups", "Groups", "Group"},              // DescribeGroups, ShareGroupDescribe
-	{"Groups", "Results", "Group"},             // DeleteGroups
-}
-
-func isScalar(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.String, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64, reflect.Bool:
-		return true
-	case reflect.Array:
-		return t.Elem().Kind() == reflect.Uint8 // topic IDs
-	case reflect.Pointer:
-		return t.Elem().Kind() == reflect.String
-	}
-	return false
-}
-
-// requestNames returns the topics and groups a request names, wherever in
-// it they are: Topic and TopicID fields, TopicNames lists, Group and GroupID
-// fields, Groups lists, and coordinator keys (a group ID or a transactional
-// ID).
-func requestNames(req kmsg.Request, topicName func([16]byte) (string, bool)) (topics, groups []string) {
-	var walk func(v reflect.Value)
-	walk = func(v reflect.Value) {
-		for i := range v.NumField() {
-			name, f := v.Type().Field(i).Name, v.Field(i)
-			switch {
-			case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.Struct:
-				for j := range f.Len() {
-					walk(f.Index(j))
-				}
-			case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
-				switch name {
-				case "TopicNames", "Topics":
-					topics = append(topics, f.Interface().([]string)...)
-				case "Groups", "CoordinatorKeys":
-					groups = append(groups, f.Interface().([]string)...)
-				}
-			case name == "TopicID" && f.Type() == reflect.TypeFor[[16]byte]():
-				if id := f.Interface().([16]byte); id != [16]byte{} && topicName != nil {
-					if name, ok := topicName(id); ok {
-						topics = append(topics, name)
-					}
-				}
-			default:
-				s, ok := stringOf(f)
-				if !ok {
-					continue
-				}
-				switch name {
-				case "Topic":
-					topics = append(topics, s)
-				case "Group", "GroupID", "CoordinatorKey":
-					groups = append(groups, s)
-				}
-			}
-		}
-	}
-	walk(reflect.ValueOf(req).Elem())
-	return topics, groups
-}
-
-func stringOf(f reflect.Value) (string, bool) {
-	switch {
-	case f.Kind() == reflect.String:
-		return f.String(), true
-	case f.Kind() == reflect.Pointer && f.Type().Elem().Kind() == reflect.String && !f.IsNil():
-		return f.Elem().String(), true
-	}
-	return "", false
+	return wire.ErrorResponse(r.body, f.ErrorCode), nil
 }

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"reflect"
 	"strconv"
 	"syscall"
 	"time"
@@ -56,7 +55,7 @@ func countRequest(m *metrics.Metrics, node string, key int16, resp kmsg.Response
 		code = responseCode(resp)
 	}
 	m.Request(node, kmsg.NameForKey(key), code, start)
-	if fr, ok := resp.(*shareFetchResponse); ok {
+	if fr, ok := resp.(*wire.ShareFetchResponse); ok {
 		for i := range fr.Topics {
 			for j := range fr.Topics[i].Partitions {
 				for _, ar := range fr.Topics[i].Partitions[j].AcquiredRecords {
@@ -92,22 +91,14 @@ func readRejectReason(err error) string {
 // field in it is zero, the code when the non-zero ones all agree, else
 // metrics.CodeMixed. A nil response (Produce with acks=0) is "0".
 func responseCode(resp kmsg.Response) string {
-	if resp == nil {
-		return "0"
-	}
-	v := reflect.ValueOf(resp)
-	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
-		return "0"
-	}
-	var s codeScan
-	errorCodePlanOf(v.Elem().Type()).scan(v.Elem(), &s)
+	first, mixed := wire.ResponseCodes(resp)
 	switch {
-	case s.mixed:
+	case mixed:
 		return metrics.CodeMixed
-	case s.first == 0:
+	case first == 0:
 		return "0"
 	}
-	return strconv.Itoa(int(s.first))
+	return strconv.Itoa(int(first))
 }
 
 // metricsState is what the collectors read of the broker at scrape time.

@@ -8,14 +8,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/metrics"
+	"github.com/sharebroker/sharebroker/wire"
 )
 
 // benchShareFetch is a ShareFetch answer of 10 topics of 100 partitions,
 // each with two acquired-record ranges, one partition answering
 // NOT_LEADER_OR_FOLLOWER: the size where reading error codes per request
 // would show.
-func benchShareFetch() *shareFetchResponse {
-	r := &shareFetchResponse{ShareFetchResponse: *kmsg.NewPtrShareFetchResponse()}
+func benchShareFetch() *wire.ShareFetchResponse {
+	r := &wire.ShareFetchResponse{ShareFetchResponse: *kmsg.NewPtrShareFetchResponse()}
 	for ti := range 10 {
 		t := kmsg.NewShareFetchResponseTopic()
 		t.TopicID[0] = byte(ti)
@@ -36,8 +37,8 @@ func benchShareFetch() *shareFetchResponse {
 }
 
 // benchFetch is a Fetch answer of 10 topics of 100 partitions, all clean.
-func benchFetch() *fetchResponse {
-	r := &fetchResponse{FetchResponse: *kmsg.NewPtrFetchResponse()}
+func benchFetch() *wire.FetchResponse {
+	r := &wire.FetchResponse{FetchResponse: *kmsg.NewPtrFetchResponse()}
 	r.Topics = make([]kmsg.FetchResponseTopic, 10)
 	for i := range r.Topics {
 		r.Topics[i].Default()

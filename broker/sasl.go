@@ -190,7 +190,7 @@ func (c *conn) refuseSASL(h wire.Header, body []byte) {
 	if req == nil || err != nil {
 		return
 	}
-	resp := faultResponse(req, kerr.IllegalSaslState.Code)
+	resp := wire.ErrorResponse(req, kerr.IllegalSaslState.Code)
 	resp.SetVersion(h.APIVersion)
 	c.send(h.CorrelationID, resp)
 }

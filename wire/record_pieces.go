@@ -1,19 +1,19 @@
-package broker
+package wire
 
 import (
-	"github.com/twmb/franz-go/pkg/kmsg"
+	"bytes"
 
-	"github.com/sharebroker/sharebroker/storage"
-	"github.com/sharebroker/sharebroker/wire"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // Fetch and ShareFetch answers carry record bytes straight from the logs. A
-// read that crosses storage chunks comes back as several pieces
-// (storage.Records), and kmsg has one []byte field for a partition's
-// records. Rather than join the pieces (a copy of up to a partition's fetch
-// size), an answer keeps them beside its kmsg response; the connection
-// splices them into its vectored write (wire.RecordPieces), and anything
-// that encodes the answer through kmsg gets them joined first.
+// read that crosses storage chunks comes back as several pieces, and kmsg
+// has one []byte field for a partition's records. Rather than join the
+// pieces (a copy of up to a partition's fetch size), an answer
+// (FetchResponse, ShareFetchResponse) keeps them beside its kmsg response;
+// AppendFetchResponse and AppendShareFetchResponse splice them into a
+// vectored write (RecordPieces), and anything that encodes the answer
+// through kmsg gets them joined first.
 
 // splitRecords holds the records of an answer's partitions that lie in more
 // than one piece, by the partitions' indexes in the response. Invariant: a
@@ -26,14 +26,14 @@ type splitRecords struct {
 
 type splitPartition struct {
 	topic, partition int
-	records          storage.Records
+	records          [][]byte
 }
 
-// field returns what the kmsg records field of partition p of topic t
+// Field returns what the kmsg records field of partition p of topic t
 // holds for records: its one piece, or nil for none, or nil while its
 // pieces are kept here. Either nil becomes an empty record set when the
 // answer is sent (emptyRecordSets).
-func (s *splitRecords) field(t, p int, records storage.Records) []byte {
+func (s *splitRecords) Field(t, p int, records [][]byte) []byte {
 	switch len(records) {
 	case 0:
 		return nil
@@ -56,9 +56,9 @@ func (s *splitRecords) pieces(t, p int) [][]byte {
 	return nil
 }
 
-// recordPieces returns pieces as a wire.RecordPieces, or nil when no
+// RecordPieces returns pieces as a RecordPieces, or nil when no
 // partition is split (the common case, and no closure to allocate).
-func (s *splitRecords) recordPieces() wire.RecordPieces {
+func (s *splitRecords) RecordPieces() RecordPieces {
 	if len(s.split) == 0 {
 		return nil
 	}
@@ -69,31 +69,31 @@ func (s *splitRecords) recordPieces() wire.RecordPieces {
 // the pieces.
 func (s *splitRecords) join(set func(t, p int, records []byte)) {
 	for _, sp := range s.split {
-		set(sp.topic, sp.partition, sp.records.Join())
+		set(sp.topic, sp.partition, bytes.Join(sp.records, nil))
 	}
 	s.split = nil
 }
 
-// fetchResponse is a Fetch answer whose records may be split.
-type fetchResponse struct {
+// FetchResponse is a Fetch answer whose records may be split.
+type FetchResponse struct {
 	kmsg.FetchResponse
 	splitRecords
 }
 
 // AppendTo encodes the answer through kmsg, its split records joined.
-func (r *fetchResponse) AppendTo(dst []byte) []byte {
+func (r *FetchResponse) AppendTo(dst []byte) []byte {
 	r.join(func(t, p int, records []byte) { r.Topics[t].Partitions[p].RecordBatches = records })
 	return r.FetchResponse.AppendTo(dst)
 }
 
-// shareFetchResponse is a ShareFetch answer whose records may be split.
-type shareFetchResponse struct {
+// ShareFetchResponse is a ShareFetch answer whose records may be split.
+type ShareFetchResponse struct {
 	kmsg.ShareFetchResponse
 	splitRecords
 }
 
 // AppendTo encodes the answer through kmsg, its split records joined.
-func (r *shareFetchResponse) AppendTo(dst []byte) []byte {
+func (r *ShareFetchResponse) AppendTo(dst []byte) []byte {
 	r.join(func(t, p int, records []byte) { r.Topics[t].Partitions[p].Records = records })
 	return r.ShareFetchResponse.AppendTo(dst)
 }
@@ -102,14 +102,14 @@ func (r *shareFetchResponse) AppendTo(dst []byte) []byte {
 // encodes as length 0 where nil would encode as null.
 var noRecords = []byte{}
 
-// emptyFetchRecordSets and emptyShareFetchRecordSets give every partition
+// EmptyFetchRecordSets and EmptyShareFetchRecordSets give every partition
 // that carries no records an empty record set instead of a null one
 // (empty-record-set). Kafka's broker never writes a null there, and
 // librdkafka and kafka-python fail on one: librdkafka rejects the response
 // as a parse failure, so a consumer never reaches the end of a partition.
-// The connection applies them to every Fetch and ShareFetch answer it
-// sends, whoever built it (handler or fault injection).
-func emptyFetchRecordSets(r *kmsg.FetchResponse) {
+// The broker applies them to every Fetch and ShareFetch answer it sends,
+// whoever built it (handler or fault injection).
+func EmptyFetchRecordSets(r *kmsg.FetchResponse) {
 	for i := range r.Topics {
 		for j := range r.Topics[i].Partitions {
 			if p := &r.Topics[i].Partitions[j]; p.RecordBatches == nil {
@@ -119,7 +119,7 @@ func emptyFetchRecordSets(r *kmsg.FetchResponse) {
 	}
 }
 
-func emptyShareFetchRecordSets(r *kmsg.ShareFetchResponse) {
+func EmptyShareFetchRecordSets(r *kmsg.ShareFetchResponse) {
 	for i := range r.Topics {
 		for j := range r.Topics[i].Partitions {
 			if p := &r.Topics[i].Partitions[j]; p.Records == nil {

@@ -1,15 +1,17 @@
-package broker
+package wire
 
 import (
 	"reflect"
 	"sync"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // The ErrorCode fields of a kmsg response are read for every request (the
-// error_code metric label) and set by fault injection; both go through one
-// errorCodePlan per response type, worked out once by reflection and
-// cached, so neither re-discovers the fields nor disagrees about where
-// they are.
+// broker's error_code metric label) and set by fault injection
+// (ErrorResponse); both go through one errorCodePlan per response type,
+// worked out once by reflection and cached, so neither re-discovers the
+// fields nor disagrees about where they are.
 
 // errorCodePlan says where a struct type keeps int16 ErrorCode fields: its
 // own, and those of nested structs (a response type embedding a kmsg
@@ -148,4 +150,27 @@ func (p *errorCodePlan) atDepth(v reflect.Value, depth int, fn func(reflect.Valu
 		}
 	}
 	return n
+}
+
+// ResponseCodes reads every ErrorCode of resp, at any depth: the first
+// non-zero code, and whether another non-zero code differs from it. A nil
+// response (Produce with acks=0) has none. It allocates nothing, so it may
+// run for every response sent.
+func ResponseCodes(resp kmsg.Response) (first int16, mixed bool) {
+	if resp == nil {
+		return 0, false
+	}
+	v := reflect.ValueOf(resp)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return 0, false
+	}
+	var s codeScan
+	errorCodePlanOf(v.Elem().Type()).scan(v.Elem(), &s)
+	return s.first, s.mixed
+}
+
+// HasErrorCode reports whether the response to API key carries an
+// ErrorCode anywhere, at some version.
+func HasErrorCode(key int16) bool {
+	return !errorCodePlanOf(reflect.TypeOf(kmsg.RequestForKey(key).ResponseKind()).Elem()).empty()
 }
