@@ -206,7 +206,7 @@ func New(cfg Config) (*Broker, error) {
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
-	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns)
+	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns, b.shares)
 	b.data = b.newPersist()
 	return b, nil
 }

@@ -3,9 +3,9 @@ package broker
 // Moves driven from outside (docs/cluster.md §3.2, §4.3, §7): a
 // partition's leadership, a group's or transactional ID's coordinator, and
 // a node stopping and starting. Package placement makes the moves on the
-// cluster and the group coordinators; here is what the edge adds: a moved
-// partition's log and share partitions, the listeners and connections of
-// a node, the log lines. Broker.MoveLeader is in nodes.go; the test API
+// cluster, the logs, the share partitions and the group coordinators; here
+// is what the edge adds: the listeners and connections of a node, the log
+// lines. Broker.MoveLeader is in nodes.go; the test API
 // that drives them over HTTP is package httpapi's.
 
 import (
@@ -14,30 +14,6 @@ import (
 
 	"github.com/sharebroker/sharebroker/cluster"
 )
-
-// leadershipMoved does, for partitions whose leader just changed (a test
-// move or a node's failover), what every node must see at once: the new
-// epoch starts at the log end offset in the partition's leader-epoch
-// history (epoch-cache), the share partitions move from the old leader
-// (from) to the new one, and Fetch and ShareFetch long polls parked on the
-// partition wake and answer (move-wakes-polls).
-func (b *Broker) leadershipMoved(from int32, moves ...cluster.PartitionLeadership) {
-	for _, m := range moves {
-		t := b.store.Topic(m.Topic)
-		if t == nil {
-			continue // deleted meanwhile
-		}
-		p := t.Partition(m.Partition)
-		if p == nil {
-			continue
-		}
-		p.SetLeaderEpoch(m.Epoch)
-		// The share partitions go to the new leader as Kafka's persister
-		// carries them, before the polls wake (move-frees-acquired).
-		b.shares.LeaderMoved(t.ID, m.Partition, from, m.Leader)
-		p.Wake()
-	}
-}
 
 // MoveCoordinator makes node coordinate key, a group ID (typ
 // cluster.Group) or a transactional ID (cluster.Transaction), from now on
@@ -68,7 +44,7 @@ func (b *Broker) StopNode(id int32) error {
 	if err != nil {
 		return err
 	}
-	b.leadershipMoved(id, moved...)
+	b.placement.LeadershipMoved(id, moved...)
 	b.mu.Lock()
 	for _, l := range b.listeners {
 		if l.node == id {

@@ -184,7 +184,7 @@ func (b *Broker) MoveLeader(topic string, p int32, node int32) (cluster.Leadersh
 	if err != nil || l == before {
 		return l, err
 	}
-	b.leadershipMoved(before.Leader, cluster.PartitionLeadership{Topic: topic, Partition: p, Leadership: l})
+	b.placement.LeadershipMoved(before.Leader, cluster.PartitionLeadership{Topic: topic, Partition: p, Leadership: l})
 	b.log.Info("leader moved", attrTopic, topic, attrPartition, p, "leader", l.Leader, "leader_epoch", l.Epoch)
 	return l, nil
 }

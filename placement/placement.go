@@ -6,10 +6,10 @@
 // coordinators must do when a group changes coordinator.
 //
 // Package cluster knows partitions and keys only as names; this package
-// knows which exist. What a leader move does to a partition's log and
-// share partitions (new epoch, share state handed over, polls woken) is
-// the caller's: the moves that change a leader return the partitions they
-// moved. Listeners and connections are the caller's too. It sees no kmsg
+// knows which exist. The moves that change a leader return the partitions
+// they moved, and LeadershipMoved does what that means for each (new
+// epoch, share state handed over, polls woken) once the caller has done
+// its part; listeners and connections are the caller's. It sees no kmsg
 // and no sockets.
 package placement
 
@@ -42,11 +42,44 @@ type Placement struct {
 	store   *storage.Store
 	groups  Groups
 	txns    *txn.Coordinator
+	shares  ShareMover
 }
 
-// New returns the placement of what store, groups and txns hold on c.
-func New(c *cluster.Cluster, store *storage.Store, groups Groups, txns *txn.Coordinator) *Placement {
-	return &Placement{cluster: c, store: store, groups: groups, txns: txns}
+// ShareMover hands a partition's share partitions from its old leader to
+// its new one (shareserve.Service.LeaderMoved), returning how many
+// acquired records it freed.
+type ShareMover interface {
+	LeaderMoved(topicID storage.TopicID, partition int32, from, to int32) int64
+}
+
+// New returns the placement of what store, groups and txns hold on c;
+// shares moves share partitions with their leader.
+func New(c *cluster.Cluster, store *storage.Store, groups Groups, txns *txn.Coordinator, shares ShareMover) *Placement {
+	return &Placement{cluster: c, store: store, groups: groups, txns: txns, shares: shares}
+}
+
+// LeadershipMoved does, for partitions whose leader just changed (a test
+// move or a node's failover), what every node must see at once: the new
+// epoch starts at the log end offset in the partition's leader-epoch
+// history (epoch-cache), the share partitions move from the old leader
+// (from) to the new one, and Fetch and ShareFetch long polls parked on the
+// partition wake and answer (move-wakes-polls).
+func (pl *Placement) LeadershipMoved(from int32, moves ...cluster.PartitionLeadership) {
+	for _, m := range moves {
+		t := pl.store.Topic(m.Topic)
+		if t == nil {
+			continue // deleted meanwhile
+		}
+		p := t.Partition(m.Partition)
+		if p == nil {
+			continue
+		}
+		p.SetLeaderEpoch(m.Epoch)
+		// The share partitions go to the new leader as Kafka's persister
+		// carries them, before the polls wake (move-frees-acquired).
+		pl.shares.LeaderMoved(t.ID, m.Partition, from, m.Leader)
+		p.Wake()
+	}
 }
 
 // Leadership returns who leads partition p of topic t. A partition is

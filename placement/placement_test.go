@@ -2,6 +2,7 @@ package placement
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -19,7 +20,16 @@ type env struct {
 	store   *storage.Store
 	classic *group.ClassicGroups
 	txns    *txn.Coordinator
+	shares  *shareMoves
 	pl      *Placement
+}
+
+// shareMoves records what LeadershipMoved asks of the share partitions.
+type shareMoves struct{ moves []string }
+
+func (s *shareMoves) LeaderMoved(_ storage.TopicID, partition int32, from, to int32) int64 {
+	s.moves = append(s.moves, fmt.Sprintf("p%d %d->%d", partition, from, to))
+	return 0
 }
 
 // newEnv is a placement over three nodes (0, 1, 2), an empty store,
@@ -60,7 +70,8 @@ func newEnv(t *testing.T) *env {
 	e.txns = txn.New(txn.Config{Clock: clock, MaxTimeout: time.Minute, CleanupInterval: time.Minute, IDExpiration: time.Hour,
 		NewProducerID: func() int64 { pid++; return pid }, Complete: func(txn.Completion) {}})
 	t.Cleanup(e.txns.Close)
-	e.pl = New(c, e.store, Groups{Classic: e.classic, Consumer: consumer, Share: share}, e.txns)
+	e.shares = &shareMoves{}
+	e.pl = New(c, e.store, Groups{Classic: e.classic, Consumer: consumer, Share: share}, e.txns, e.shares)
 	return e
 }
 
@@ -127,6 +138,29 @@ func TestMoveLeader(t *testing.T) {
 	}
 	if _, _, err := e.pl.MoveLeader("t", 0, 7); !errors.Is(err, cluster.ErrUnknownNode) {
 		t.Errorf("unknown node: %v", err)
+	}
+}
+
+// epoch-cache, move-frees-acquired, move-wakes-polls: a leader move
+// starts the new epoch in the log, hands the share partitions over, and
+// wakes what is parked on the log, in that order.
+func TestLeadershipMovedReachesLogAndShares(t *testing.T) {
+	e := newEnv(t)
+	tp := e.topic("t", 2)
+	wake := make(chan struct{}, 1)
+	tp.Partition(1).Watch(wake)
+	e.pl.LeadershipMoved(0, cluster.PartitionLeadership{Topic: "t", Partition: 1, Leadership: cluster.Leadership{Leader: 2, Epoch: 3}},
+		cluster.PartitionLeadership{Topic: "gone", Partition: 0, Leadership: cluster.Leadership{Leader: 2, Epoch: 1}})
+	if epoch, _ := tp.Partition(1).EndOffsetForEpoch(3); epoch != 3 {
+		t.Errorf("epoch 3 unknown to the log after the move (it knows %d)", epoch)
+	}
+	if want := []string{"p1 0->2"}; !slices.Equal(e.shares.moves, want) {
+		t.Errorf("share moves %v, want %v (a deleted topic moves nothing)", e.shares.moves, want)
+	}
+	select {
+	case <-wake:
+	default:
+		t.Error("the parked poll was not woken")
 	}
 }
 
