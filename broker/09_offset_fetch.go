@@ -134,7 +134,7 @@ func (b *Broker) fetchGroupOffsets(r *request, version int16, requireStable bool
 		for i, rt := range rg.Topics {
 			name, ok := rt.Topic, true
 			if version >= 10 {
-				name, ok = b.topicNameByID(rt.TopicID)
+				name, ok = b.store.TopicName(rt.TopicID)
 			}
 			if ok && !r.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
 				denied[i] = true

@@ -42,8 +42,8 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 			err = b.consumerGroups.Delete(id)
 		default:
 			if err = b.shareGroups.Delete(id); err == nil {
-				b.shares.DropGroup(id)
-				b.shares.ForgetDeadLetters(id) // its dead-letter series go with it (dlq-metric)
+				b.shareServing.DropGroup(id)
+				b.shareServing.ForgetDeadLetters(id) // its dead-letter series go with it (dlq-metric)
 			}
 		}
 		g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err)

@@ -65,7 +65,7 @@ func handleShareAcknowledge(b *Broker, r *request) (kmsg.Response, error) {
 		}
 	}
 	node := r.conn.node()
-	res := b.shares.Acknowledge(shareserve.AckRequest{
+	res := b.shareServing.Acknowledge(shareserve.AckRequest{
 		Key:        shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID, Node: node},
 		Requester:  r,
 		Epoch:      req.ShareSessionEpoch,

@@ -91,7 +91,7 @@ func handleDescribeShareGroupOffsets(b *Broker, r *request) (kmsg.Response, erro
 				sp.StartOffset, sp.Lag = -1, -1
 				if t != nil {
 					key := shareserve.Key{Group: rg.GroupID, TopicPartition: shareserve.TopicPartition{TopicID: t.ID, Partition: idx}}
-					if p := b.shares.Lookup(key); p != nil {
+					if p := b.shareServing.Lookup(key); p != nil {
 						sp.StartOffset, sp.Lag = p.Lag()
 					}
 				}
@@ -110,7 +110,7 @@ func handleDescribeShareGroupOffsets(b *Broker, r *request) (kmsg.Response, erro
 // in order.
 func (b *Broker) shareOffsetTopics(groupID string) []kmsg.DescribeShareGroupOffsetsRequestGroupTopic {
 	parts := make(map[string][]int32)
-	for _, kp := range b.shares.OfGroup(groupID) {
+	for _, kp := range b.shareServing.OfGroup(groupID) {
 		if t := b.store.TopicByID(kp.Key.TopicID); t != nil {
 			parts[t.Name] = append(parts[t.Name], kp.Key.Partition)
 		}

@@ -58,7 +58,7 @@ func handleAlterShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error) 
 			case rp.StartOffset < 0:
 				err = fmt.Errorf("%w: start offset %d is negative", errInvalidRequest, rp.StartOffset)
 			default:
-				b.shares.Get(req.GroupID, t, t.Partition(rp.Partition)).Share.ResetStart(rp.StartOffset)
+				b.shareServing.Get(req.GroupID, t, t.Partition(rp.Partition)).Share.ResetStart(rp.StartOffset)
 			}
 			sp.ErrorCode, sp.ErrorMessage = codeFor(err), errMessage(err)
 			st.Partitions = append(st.Partitions, sp)

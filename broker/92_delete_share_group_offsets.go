@@ -46,7 +46,7 @@ func handleDeleteShareGroupOffsets(b *Broker, r *request) (kmsg.Response, error)
 			err = fmt.Errorf("%w: %q", storage.ErrUnknownTopic, rt.Topic)
 		} else {
 			st.TopicID = t.ID
-			if b.shares.DropTopic(req.GroupID, t.ID) == 0 {
+			if b.shareServing.DropTopic(req.GroupID, t.ID) == 0 {
 				err = fmt.Errorf("%w: there is no offset information to delete", storage.ErrUnknownTopic)
 			}
 		}

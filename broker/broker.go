@@ -48,55 +48,54 @@ type Broker struct {
 	data *persist.Binding
 	// txns is the transaction coordinator (txn_markers.go).
 	txns *txn.Coordinator
-	// txnProduceHook, nil outside tests, runs in Produce between the
-	// coordinator's check of a transactional batch and its append, so a
-	// test can end the transaction in that window (marker-last). Tests set
-	// it before the broker serves any request (export_test.go).
-	txnProduceHook func()
-	// awaitHook, nil outside tests, runs in awaitGroup when a JoinGroup or
-	// SyncGroup answer is not ready at once, just before the wait, with a
-	// function that reports whether the answer has come since: the fuzz
-	// targets use it to tell a parked call from a slow one, and a call
-	// its group answered from one still waiting. Tests set it before the
-	// broker serves any request.
-	awaitHook func(answered func() bool)
-
-	// Groups: the registry says which kind of group owns an ID; group
-	// configs (resource type GROUP) exist whether or not the group does.
-	groupRegistry *group.Registry
-	groupConfigs  *group.ConfigStore
-	shareGroups   *group.ShareGroups
-	classicGroups *group.ClassicGroups
-	metrics       *metrics.Metrics
-	faults        faults.Store // armed by the test API (faults.go)
-
-	// shares holds share sessions and share partitions, and does the work
-	// of ShareFetch and ShareAcknowledge below the wire.
-	shares *shareserve.Service
-
-	// consumerGroups are KIP-848 consumer groups (68_consumer_group_heartbeat.go).
-	consumerGroups *group.ConsumerGroups
-
-	// cluster places partition leaders and coordinators on the nodes
-	// (nodes.go); with one node it places everything on it.
-	cluster *cluster.Cluster
-	// placement applies cluster to the topics, groups and transactional
-	// IDs there are, and makes the moves (moves.go).
-	placement *placement.Placement
-	// endpoints are the advertised addresses of every node's listeners,
-	// by node index then listener index; set by Start before anything is
-	// served and never changed after.
-	endpoints atomic.Pointer[[][]endpoint]
-	// nodesMu serializes StopNode and StartNode (moves.go).
-	nodesMu sync.Mutex
-
+	groupCoordinators
+	// shareServing holds share sessions and share partitions, and does the
+	// work of ShareFetch and ShareAcknowledge below the wire.
+	shareServing *shareserve.Service
+	metrics      *metrics.Metrics
+	faults       faults.Store // armed by the test API (faults.go)
+	nodes
 	// authn is who a client is: the TLS of the SSL listeners, the
 	// enabled SASL mechanisms and the SASL users (package auth).
 	authn *auth.Authenticator
 	// authz decides requests (authorize.go); nil when
 	// authorizer.class.name is empty: everything is allowed.
 	authz *acl.Authorizer
+	serving
+	testHooks
+}
 
+// groupCoordinators are the three kinds of group and what they share: the
+// registry says which kind owns a group ID, and group configs (resource
+// type GROUP) exist whether or not the group does.
+type groupCoordinators struct {
+	groupRegistry  *group.Registry
+	groupConfigs   *group.ConfigStore
+	shareGroups    *group.ShareGroups
+	classicGroups  *group.ClassicGroups
+	consumerGroups *group.ConsumerGroups // KIP-848 (68_consumer_group_heartbeat.go)
+}
+
+// nodes are the nodes of the cluster in this process and where each
+// partition and coordinator is placed (nodes.go, moves.go).
+type nodes struct {
+	// cluster places partition leaders and coordinators on the nodes;
+	// with one node it places everything on it.
+	cluster *cluster.Cluster
+	// placement applies cluster to the topics, groups and transactional
+	// IDs there are, and makes the moves.
+	placement *placement.Placement
+	// endpoints are the advertised addresses of every node's listeners,
+	// by node index then listener index; set by Start before anything is
+	// served and never changed after.
+	endpoints atomic.Pointer[[][]endpoint]
+	// nodesMu serializes StopNode and StartNode.
+	nodesMu sync.Mutex
+}
+
+// serving is what the broker is serving: its listeners, connections and
+// HTTP server, and its closing.
+type serving struct {
 	mu        sync.Mutex // guards the fields below
 	listeners []*listener
 	http      *httpapi.Server // nil when off or not started
@@ -108,6 +107,21 @@ type Broker struct {
 	done     chan struct{}
 	connWG   sync.WaitGroup // connection goroutines
 	acceptWG sync.WaitGroup // accept loops and background loops
+}
+
+// testHooks are nil outside tests; tests set them before the broker
+// serves any request (export_test.go).
+type testHooks struct {
+	// txnProduceHook runs in Produce between the coordinator's check of a
+	// transactional batch and its append, so a test can end the
+	// transaction in that window (marker-last).
+	txnProduceHook func()
+	// awaitHook runs in awaitGroup when a JoinGroup or SyncGroup answer is
+	// not ready at once, just before the wait, with a function that
+	// reports whether the answer has come since: the fuzz targets use it
+	// to tell a parked call from a slow one, and a call its group answered
+	// from one still waiting.
+	awaitHook func(answered func() bool)
 }
 
 // listener is one bound Kafka listener of one node and the address it
@@ -132,12 +146,11 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b := &Broker{
-		cfg:   r,
-		log:   r.Logger,
-		clock: r.Clock,
-		store: storage.NewStore(),
-		conns: make(map[*conn]struct{}),
-		done:  make(chan struct{}),
+		cfg:     r,
+		log:     r.Logger,
+		clock:   r.Clock,
+		store:   storage.NewStore(),
+		serving: serving{conns: make(map[*conn]struct{}), done: make(chan struct{})},
 	}
 	if b.authn, err = newAuthenticator(r); err != nil {
 		return nil, err
@@ -184,7 +197,7 @@ func New(cfg Config) (*Broker, error) {
 		Configs:    b.groupConfigs,
 		Registry:   b.groupRegistry,
 		Topics:     b.topicInfo,
-		ListTopics: b.topicNames,
+		ListTopics: b.store.TopicNames,
 		NewID:      r.newMemberID,
 	})
 	if err != nil {
@@ -193,7 +206,7 @@ func New(cfg Config) (*Broker, error) {
 	if err := group.Link(b.classicGroups, b.consumerGroups); err != nil {
 		return nil, err
 	}
-	b.shares = shareserve.New(shareserve.Options{
+	b.shareServing = shareserve.New(shareserve.Options{
 		Store:       b.store,
 		Clock:       r.Clock,
 		MaxSessions: int(r.share.MaxShareSessions),
@@ -206,7 +219,7 @@ func New(cfg Config) (*Broker, error) {
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
-	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns, b.shares)
+	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns, b.shareServing)
 	b.data = b.newPersist()
 	return b, nil
 }
@@ -418,7 +431,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.classicGroups.Close()
 	b.txns.Close()
 	b.consumerGroups.Close()
-	b.shares.Close()
+	b.shareServing.Close()
 	b.data.Close()
 	b.log.Info("stopped")
 	return nil

@@ -29,8 +29,6 @@ func awaitGroup[T any](b *Broker, ch <-chan T) (T, error) {
 	}
 }
 
-// topicNamesByID resolves topic IDs for the v10 offset APIs: ok is false
-// for an ID no topic has.
 // commitTopicName is the topic an offset commit names: name, or, at the
 // versions that name topics by ID (OffsetCommit v10+, TxnOffsetCommit v6+),
 // the topic whose ID is id; an unknown ID is ErrUnknownTopicID.
@@ -38,16 +36,8 @@ func (b *Broker) commitTopicName(byID bool, name string, id [16]byte) (string, e
 	if !byID {
 		return name, nil
 	}
-	if n, ok := b.topicNameByID(id); ok {
+	if n, ok := b.store.TopicName(id); ok {
 		return n, nil
 	}
 	return "", storage.ErrUnknownTopicID
-}
-
-func (b *Broker) topicNameByID(id [16]byte) (string, bool) {
-	t := b.store.TopicByID(id)
-	if t == nil {
-		return "", false
-	}
-	return t.Name, true
 }

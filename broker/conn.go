@@ -81,7 +81,7 @@ func (c *conn) serve() {
 	defer c.b.forgetConn(c)
 	// Its share sessions end with it and their members' records go back
 	// now, not when their locks expire (row 8).
-	defer func() { c.b.shares.OwnerClosed(c, c.b.clock.Now()) }()
+	defer func() { c.b.shareServing.OwnerClosed(c, c.b.clock.Now()) }()
 	defer c.nc.Close()
 	c.log.Debug("connection opened")
 	if tc, ok := c.nc.(*tls.Conn); ok && !c.handshake(tc) {

@@ -33,7 +33,7 @@ func (b *Broker) newPersist() *persist.Binding {
 		ClassicGroups:  b.classicGroups,
 		ConsumerGroups: b.consumerGroups,
 		ShareGroups:    b.shareGroups,
-		Shares:         shareBinding{b.shares},
+		Shares:         shareBinding{b.shareServing},
 		Txns:           b.txns,
 		Authz:          b.authz,
 		Credentials:    scramBinding{b.authn.Credentials},

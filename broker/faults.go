@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/faults"
+	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/wire"
 )
 
@@ -30,17 +31,24 @@ func (faultAPIs) HasErrorCode(key int16) bool { return wire.HasErrorCode(key) }
 // newFault validates a fault the test API posts.
 func newFault(in faults.Spec) (faults.Fault, error) { return faults.New(in, faultAPIs{}) }
 
-// takeFault takes the armed fault that applies to r, if any. topicName
+// takeFault takes the armed fault that applies to r, if any. store
 // resolves the topic IDs that requests carry instead of names (Produce
 // v13, Fetch v13+); nil resolves none.
-func takeFault(fs *faults.Store, r *request, topicName func([16]byte) (string, bool)) *faults.Fault {
-	return fs.Take(r.header.APIKey, func() (topics, groups []string) { return wire.RequestNames(r.body, topicName) })
+func takeFault(fs *faults.Store, r *request, store *storage.Store) *faults.Fault {
+	return fs.Take(r.header.APIKey, func() (topics, groups []string) {
+		return wire.RequestNames(r.body, func(id [16]byte) (string, bool) {
+			if store == nil {
+				return "", false
+			}
+			return store.TopicName(id)
+		})
+	})
 }
 
 // dispatch runs r through the armed faults, then (unless a fault answered
 // for it) through its handler.
 func (c *conn) dispatch(a *api, r *request) (kmsg.Response, error) {
-	f := takeFault(&c.b.faults, r, c.b.topicNameByID)
+	f := takeFault(&c.b.faults, r, c.b.store)
 	switch {
 	case f == nil:
 		return c.call(a, r)

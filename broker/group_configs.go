@@ -59,7 +59,7 @@ func (b *Broker) alterGroupConfigs(groupID string, validateOnly bool,
 	}
 	if !validateOnly {
 		b.log.Info("group configs altered", attrGroup, groupID)
-		if err := b.shares.GroupConfigChanged(groupID); err != nil {
+		if err := b.shareServing.GroupConfigChanged(groupID); err != nil {
 			b.log.Error("share partition refused a validated group config", attrGroup, groupID, "err", err)
 		}
 	}

@@ -128,7 +128,7 @@ func (s httpState) DescribeShareGroups(ids []string) []group.ShareDescribedGroup
 // exists, each with the node leading it.
 func (s httpState) SharePartitions(groupID string) []httpapi.SharePartition {
 	var out []httpapi.SharePartition
-	for _, p := range s.shares.OfGroup(groupID) {
+	for _, p := range s.shareServing.OfGroup(groupID) {
 		t := s.store.TopicByID(p.Key.TopicID)
 		if t == nil {
 			continue

@@ -112,12 +112,12 @@ func (s metricsState) Connections(count func(node int32)) {
 	}
 }
 
-func (s metricsState) LockTimers() int { return s.b.shares.LockTimers() }
+func (s metricsState) LockTimers() int { return s.b.shareServing.LockTimers() }
 
-func (s metricsState) ShareCounters() *sharepartition.Counters { return s.b.shares.Counters() }
+func (s metricsState) ShareCounters() *sharepartition.Counters { return s.b.shareServing.Counters() }
 
 func (s metricsState) SharePartitions(each func(metrics.SharePartition)) {
-	for _, p := range s.b.shares.All() {
+	for _, p := range s.b.shareServing.All() {
 		t := s.b.store.TopicByID(p.Key.TopicID)
 		if t == nil {
 			continue
@@ -135,7 +135,7 @@ func (s metricsState) SharePartitions(each func(metrics.SharePartition)) {
 }
 
 func (s metricsState) ShareSessions(node int32) metrics.ShareSessions {
-	st := s.b.shares.Sessions.StatsOn(node)
+	st := s.b.shareServing.Sessions.StatsOn(node)
 	return metrics.ShareSessions{Sessions: st.Sessions, Partitions: st.Partitions, Evictions: st.Evictions}
 }
 
@@ -147,18 +147,13 @@ func (s metricsState) ShareGroups(each func(group.ShareGroupState)) {
 
 func (s metricsState) ShareRebalances() int64 { return s.b.shareGroups.Rebalances() }
 
-func (s metricsState) TopicName(id storage.TopicID) (string, bool) {
-	if t := s.b.store.TopicByID(id); t != nil {
-		return t.Name, true
-	}
-	return "", false
-}
+func (s metricsState) TopicName(id storage.TopicID) (string, bool) { return s.b.store.TopicName(id) }
 
 func (s metricsState) DeadLetters(written func(string, sharepartition.DeadLetterReason, int64), dropped func(int, int64)) {
-	for k, n := range s.b.shares.DeadLettersWritten() {
+	for k, n := range s.b.shareServing.DeadLettersWritten() {
 		written(k.Group, k.Reason, n)
 	}
-	for cause, n := range s.b.shares.DeadLettersDropped() {
+	for cause, n := range s.b.shareServing.DeadLettersDropped() {
 		dropped(cause, n)
 	}
 }

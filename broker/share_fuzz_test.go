@@ -81,7 +81,7 @@ func checkShareInvariants(t *testing.T, b *Broker) {
 	if err := b.shareGroups.CheckInvariants(); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range b.shares.All() {
+	for _, p := range b.shareServing.All() {
 		if err := p.Part.Share.CheckInvariants(); err != nil {
 			t.Fatalf("share partition %+v: %v", p.Key, err)
 		}

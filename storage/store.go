@@ -125,6 +125,22 @@ func (s *Store) TopicByID(id TopicID) *Topic {
 	return s.byID[id]
 }
 
+// TopicName returns the name of the topic whose ID is id; false when no
+// topic has it.
+func (s *Store) TopicName(id TopicID) (string, bool) {
+	if t := s.TopicByID(id); t != nil {
+		return t.Name, true
+	}
+	return "", false
+}
+
+// TopicNames returns the name of every topic, sorted.
+func (s *Store) TopicNames() []string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Sorted(maps.Keys(s.byName))
+}
+
 // Topics returns every topic, sorted by name.
 func (s *Store) Topics() []*Topic {
 	s.mu.RLock()
