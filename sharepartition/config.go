@@ -52,9 +52,10 @@ type Config struct {
 	// OnChange it may run on the timer goroutine and must not block long.
 	OnDeadLetter func([]DeadLetter)
 	// Persist, when set, is given each change of the persisted state
-	// (persist.go) with the partition lock held, so it sees them in order;
-	// it must not call back into the partition and must not keep the
-	// Batches slice. Nil (no data directory) costs one branch per change.
+	// (persist.go) in the order of the changes, one at a time, without the
+	// partition lock held and before the changing method returns; it must
+	// not call back into the partition. Nil (no data directory) costs one
+	// branch per change.
 	Persist func(Persisted)
 	// Counters, when set, is incremented as records move. It may be shared
 	// by many partitions (the fields are atomic).

@@ -17,6 +17,11 @@ import (
 type SharePartition struct {
 	timers *locktimer.Service
 
+	// writeMu serializes the writes of persisted state (writePersisted),
+	// so they reach cfg.Persist in the order of the changes without
+	// sp.mu held across the write. Order: writeMu, then mu (briefly).
+	writeMu sync.Mutex
+
 	mu sync.Mutex // guards everything below
 
 	cfg Config
@@ -56,11 +61,14 @@ type SharePartition struct {
 
 	dead []DeadLetter // archived since the last takeDeadLocked; empty without cfg.OnDeadLetter
 	// Persistence (persist.go), used only when cfg.Persist is set: the
-	// attempt ends and archives not yet written, the SPSO last written,
-	// and the state epoch (0 at initialisation, one more at each reset).
+	// attempt ends and archives not yet queued, the SPSO last queued, the
+	// state epoch (0 at initialisation, one more at each reset), and the
+	// writes queued in the order of the changes, not yet handed to
+	// cfg.Persist.
 	pending       []PersistedBatch
 	persistedSPSO int64
 	stateEpoch    int32
+	unwritten     []Persisted
 }
 
 // rec is the state of one record, or of a whole batch that has not been
@@ -149,12 +157,13 @@ func (sp *SharePartition) setConfigLocked(cfg Config) {
 // share.auto.offset.reset (§1.7) before calling.
 func (sp *SharePartition) InitializeIfNeeded(start int64) bool {
 	sp.mu.Lock()
-	defer sp.mu.Unlock()
 	if sp.initialized {
+		sp.mu.Unlock()
 		return false
 	}
 	sp.resetLocked(start)
 	sp.persistSnapshotLocked()
+	sp.unlockAndEmit(false)
 	return true
 }
 
@@ -173,11 +182,7 @@ func (sp *SharePartition) ResetStart(offset int64) {
 	sp.resetLocked(offset)
 	sp.stateEpoch++
 	sp.persistSnapshotLocked()
-	notify := sp.cfg.OnChange
-	sp.mu.Unlock()
-	if notify != nil {
-		notify()
-	}
+	sp.unlockAndEmit(true)
 }
 
 func (sp *SharePartition) resetLocked(offset int64) {

@@ -41,12 +41,14 @@ func (sp *SharePartition) notePersistLocked(first, last int64, to State, count i
 	sp.pending = append(sp.pending, PersistedBatch{First: first, Last: last, State: to, Count: count})
 }
 
-// persistLocked hands the queued changes and the SPSO to cfg.Persist, if
-// set and if anything changed since the last write. It runs with sp.mu
-// held, at the end of every method that changes state: the writes reach
-// the journal in the order the changes were made, which replay needs (a
-// release followed by an acceptance of the same offset must not be read
-// back the other way round), and before the change's answer goes out.
+// persistLocked queues the noted changes and the SPSO as one write, if
+// cfg.Persist is set and anything changed since the last one. It runs with
+// sp.mu held at the end of every method that changes state, so the queue
+// holds the writes in the order the changes were made, which replay needs
+// (a release followed by an acceptance of the same offset must not be
+// read back the other way round); writePersisted hands them on after the
+// lock is released and before the method returns, so before the change's
+// answer goes out.
 func (sp *SharePartition) persistLocked() {
 	if sp.cfg.Persist == nil {
 		return
@@ -54,7 +56,8 @@ func (sp *SharePartition) persistLocked() {
 	if len(sp.pending) == 0 && sp.spso == sp.persistedSPSO {
 		return
 	}
-	// Batches wholly below the SPSO are gone anyway.
+	// Batches wholly below the SPSO are gone anyway. The queued write
+	// takes the slice; the next change notes into a new one.
 	kept := sp.pending[:0]
 	for _, b := range sp.pending {
 		if b.Last >= sp.spso {
@@ -62,8 +65,8 @@ func (sp *SharePartition) persistLocked() {
 			kept = append(kept, b)
 		}
 	}
-	sp.cfg.Persist(Persisted{SPSO: sp.spso, StateEpoch: sp.stateEpoch, Batches: kept})
-	sp.pending = sp.pending[:0]
+	sp.unwritten = append(sp.unwritten, Persisted{SPSO: sp.spso, StateEpoch: sp.stateEpoch, Batches: kept})
+	sp.pending = nil
 	sp.persistedSPSO = sp.spso
 }
 
@@ -73,7 +76,24 @@ func (sp *SharePartition) persistSnapshotLocked() {
 	sp.pending = sp.pending[:0]
 	sp.persistedSPSO = sp.spso
 	if sp.cfg.Persist != nil {
-		sp.cfg.Persist(Persisted{Snapshot: true, SPSO: sp.spso, StateEpoch: sp.stateEpoch})
+		sp.unwritten = append(sp.unwritten, Persisted{Snapshot: true, SPSO: sp.spso, StateEpoch: sp.stateEpoch})
+	}
+}
+
+// writePersisted hands the queued writes to cfg.Persist in order, without
+// sp.mu held: writeMu lets one writer at a time take the whole queue, so a
+// change whose write another writer took waits on writeMu until that
+// write is done. Either way its write has reached the journal when this
+// returns (ack-after-write).
+func (sp *SharePartition) writePersisted() {
+	sp.writeMu.Lock()
+	defer sp.writeMu.Unlock()
+	sp.mu.Lock()
+	queue, persist := sp.unwritten, sp.cfg.Persist
+	sp.unwritten = nil
+	sp.mu.Unlock()
+	for _, p := range queue {
+		persist(p)
 	}
 }
 

@@ -1,7 +1,11 @@
 package sharepartition
 
 import (
+	"fmt"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -146,4 +150,86 @@ func TestRestoreRefusesWhatWasNeverWritten(t *testing.T) {
 			t.Errorf("Restore(%+v) accepted", st)
 		}
 	}
+}
+
+// Rule: share-state-as-kafka, ack-after-write (docs/durability.md): no
+// write is made with the share partition's lock held, yet the writes keep
+// the order of the changes and each is made before the changing call
+// returns. Members acknowledge their own records from several goroutines
+// at once, with a writer that yields mid-write so calls overlap; the
+// writes, replayed, are the state a new leader loads.
+func TestPersistOutsideTheLockInOrder(t *testing.T) {
+	var mu sync.Mutex
+	var pl persistLog
+	var sp *SharePartition
+	var sequential atomic.Bool
+	lockedWrites := 0
+	h := newHarness(t, func(c *Config) {
+		c.Persist = func(p Persisted) {
+			// While one goroutine changes the partition, a held lock can
+			// only be the caller's own: the hook runs on its goroutine.
+			if sequential.Load() {
+				if !sp.mu.TryLock() {
+					lockedWrites++
+				} else {
+					sp.mu.Unlock()
+				}
+			}
+			runtime.Gosched()
+			mu.Lock()
+			pl.persist(p)
+			mu.Unlock()
+		}
+	})
+	sp = h.sp
+	h.log = batches(0, 90, 10)
+	sequential.Store(true)
+	h.fetch("z", 10, RecordLimit, 0)
+	h.mustAck("z", 0, 4, AckAccept)
+	h.mustAck("z", 5, 9, AckRelease)
+	sequential.Store(false)
+	members := []string{"a", "b", "c", "d"}
+	owned := map[string][]AcquiredRange{}
+	for _, m := range members {
+		owned[m] = h.fetch(m, 20, RecordLimit, 0)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 80)
+	for i, m := range members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, r := range owned[m] {
+				for o := r.FirstOffset; o <= r.LastOffset; o++ {
+					typ := []AckType{AckAccept, AckRelease, AckReject}[(int(o)+i)%3]
+					mu.Lock()
+					before := len(pl.writes)
+					mu.Unlock()
+					if err := sp.Acknowledge(m, []AckBatch{{o, o, []AckType{typ}}}, h.now()); err != nil {
+						errs <- err
+						return
+					}
+					mu.Lock()
+					after := len(pl.writes)
+					mu.Unlock()
+					if after <= before {
+						errs <- fmt.Errorf("%s acknowledged %d and returned before its write", m, o)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	if lockedWrites > 0 {
+		t.Fatalf("%d writes made with the partition lock held", lockedWrites)
+	}
+	if err := sp.CheckInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	checkRestoreIsMove(t, h, &pl)
 }
