@@ -17,7 +17,9 @@ type ClassicConfig struct {
 	OffsetMetadataMaxBytes int32         // offset.metadata.max.bytes
 }
 
-// DefaultClassicConfig returns Kafka's defaults.
+// DefaultClassicConfig returns Kafka's defaults, as DefaultShareConfig
+// and DefaultConsumerConfig do for theirs: the broker builds its own from
+// the properties (brokerconfig), other packages' tests start from these.
 func DefaultClassicConfig() ClassicConfig {
 	return ClassicConfig{
 		MinSessionTimeout:      6 * time.Second,

@@ -169,15 +169,6 @@ func GroupConfigProperties() []configdef.Def {
 	return out
 }
 
-// GroupConfigNames returns every valid GROUP config name, sorted.
-func GroupConfigNames() []string {
-	out := make([]string, len(groupConfigs))
-	for i, d := range groupConfigs {
-		out[i] = d.Name
-	}
-	return out
-}
-
 // checkBool validates a Kafka BOOLEAN config.
 func checkBool(_ *groupBounds, name, value string) error {
 	if _, ok := parseBool(value); !ok {
@@ -239,34 +230,6 @@ func NewConfigStore(broker ShareConfig) *ConfigStore {
 // configuration too.
 func NewGroupConfigStore(share ShareConfig, consumer ConsumerConfig) *ConfigStore {
 	return &ConfigStore{broker: groupBounds{ShareConfig: share, consumer: consumer}, overrides: make(map[string]map[string]string)}
-}
-
-// Alter applies ops to groupID's overrides, all or nothing. The resulting
-// set (existing overrides, changed by ops, defaults for the rest) is
-// validated as a whole, so a change that makes the session timeout no
-// longer exceed the heartbeat interval is refused. With validateOnly
-// nothing is stored.
-func (s *ConfigStore) Alter(groupID string, ops []ConfigOp, validateOnly bool) error {
-	if groupID == "" {
-		return fmt.Errorf("%w: group config resource name must not be empty", ErrInvalidRequest)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	next := make(map[string]string)
-	for k, v := range s.overrides[groupID] {
-		next[k] = v
-	}
-	for _, op := range ops {
-		if _, ok := findGroupConfig(op.Name); !ok {
-			return fmt.Errorf("%w: unknown group config name: %s", ErrInvalidConfig, op.Name)
-		}
-		if op.Delete {
-			delete(next, op.Name)
-		} else {
-			next[op.Name] = op.Value
-		}
-	}
-	return s.commitLocked(groupID, next, validateOnly)
 }
 
 // Replace sets groupID's overrides to exactly values (the legacy
@@ -397,16 +360,6 @@ func (s *ConfigStore) Share(groupID string) ShareGroupConfig {
 	}
 	s.mu.Unlock()
 	return cfg
-}
-
-// Forget drops groupID's overrides.
-func (s *ConfigStore) Forget(groupID string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, had := s.overrides[groupID]; had && s.journal != nil {
-		s.journal(groupID, nil)
-	}
-	delete(s.overrides, groupID)
 }
 
 func ms(n int32) time.Duration { return time.Duration(n) * time.Millisecond }

@@ -329,9 +329,6 @@ func (s *ShareGroups) Delete(id string) error {
 	})
 }
 
-// EffectiveConfig returns group id's effective share config.
-func (s *ShareGroups) EffectiveConfig(id string) ShareGroupConfig { return s.configs.Share(id) }
-
 // RequireEmpty checks that id names a share group with no members, as the
 // share-group offset admin APIs need. With create, a missing group is
 // created, empty (AlterShareGroupOffsets does that); without, a missing
