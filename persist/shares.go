@@ -26,8 +26,8 @@ type Shares interface {
 // (shareserve.Journal, keyed as durable keys them).
 type ShareJournal interface {
 	// SharePersisted records a change of k's persisted state. It is called
-	// with the share partition's lock held, in the order of the changes,
-	// and does not keep st.Batches.
+	// in the order of the changes, one at a time, after the share
+	// partition's lock is released and before the changing call returns.
 	SharePersisted(k durable.ShareKey, st sharepartition.Persisted)
 	// ShareDropped records that k has no state any more.
 	ShareDropped(k durable.ShareKey)

@@ -104,8 +104,9 @@ type Service struct {
 // (docs/durability.md share-state-as-kafka).
 type Journal interface {
 	// SharePersisted records a change of key's persisted state. It is
-	// called with the share partition's lock held, in the order of the
-	// changes, and must not keep st.Batches.
+	// called in the order of the changes, one at a time, after the share
+	// partition's lock is released and before the changing call returns
+	// (sharepartition.Config.Persist).
 	SharePersisted(key Key, st sharepartition.Persisted)
 	// ShareDropped records that key has no state any more.
 	ShareDropped(key Key)
