@@ -78,8 +78,13 @@ type ShareWaits struct {
 
 // Parked is the count of the node's ShareFetches waiting for records;
 // share serving adds to it while a request is parked (Kafka's share-fetch
-// purgatory size).
-func (w *ShareWaits) Parked() *atomic.Int64 { return &w.waiting }
+// purgatory size). The waits of no node (nil) count nothing.
+func (w *ShareWaits) Parked() *atomic.Int64 {
+	if w == nil {
+		return nil
+	}
+	return &w.waiting
+}
 
 // Expired counts a parked ShareFetch whose MaxWaitMs ran out.
 func (w *ShareWaits) Expired() { w.expired.Add(1) }

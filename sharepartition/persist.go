@@ -80,6 +80,19 @@ func (sp *SharePartition) persistSnapshotLocked() {
 	}
 }
 
+// StopPersisting ends the partition's writes: a change made from now on
+// is not written, what is queued is dropped, and a write in progress has
+// finished when it returns. The owner calls it before it records that the
+// partition's state is gone, so no late write follows that record.
+func (sp *SharePartition) StopPersisting() {
+	sp.writeMu.Lock()
+	defer sp.writeMu.Unlock()
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.cfg.Persist = nil
+	sp.unwritten, sp.pending = nil, nil
+}
+
 // writePersisted hands the queued writes to cfg.Persist in order, without
 // sp.mu held: writeMu lets one writer at a time take the whole queue, so a
 // change whose write another writer took waits on writeMu until that

@@ -233,3 +233,24 @@ func TestPersistOutsideTheLockInOrder(t *testing.T) {
 	}
 	checkRestoreIsMove(t, h, &pl)
 }
+
+// Rule: share-state-as-kafka. Once its owner stops a partition's writes
+// (the share partition is dropped), no change of it reaches the journal
+// any more, so nothing lands after the record that its state is gone.
+func TestStopPersistingEndsWrites(t *testing.T) {
+	var pl persistLog
+	h := newHarness(t, func(c *Config) { c.Persist = pl.persist })
+	h.log = batches(0, 20, 10)
+	h.acquire("a", 10)
+	h.mustAck("a", 0, 4, AckAccept)
+	written := len(pl.writes)
+	if written == 0 {
+		t.Fatal("nothing written before the stop")
+	}
+	h.sp.StopPersisting()
+	h.mustAck("a", 5, 9, AckRelease)
+	h.advance(2 * lockDur)
+	if len(pl.writes) != written {
+		t.Fatalf("%d writes after the stop", len(pl.writes)-written)
+	}
+}

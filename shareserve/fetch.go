@@ -20,6 +20,9 @@ type Answer struct {
 	// log (no copy): the broker writes them out as they are.
 	Records storage.Records
 	Ranges  []sharepartition.AcquiredRange
+	// ackDenied: the acknowledgements were refused before anything was
+	// checked (no READ on the topic), so they count nowhere.
+	ackDenied bool
 }
 
 // HasData reports whether the partition acquired records.
@@ -106,6 +109,14 @@ func (f *fetchWork) acknowledge(tp TopicPartition, version int16, isRenewAck boo
 	a := f.answer(tp)
 	a.Acked = true
 	a.AckErr = f.s.acknowledgePartition(f.key, tp, version, isRenewAck, batches, now)
+	f.acked = append(f.acked, tp)
+}
+
+// denyAcks answers the acknowledgements tp carries with err without
+// applying them: the requester may not read the topic.
+func (f *fetchWork) denyAcks(tp TopicPartition, err error) {
+	a := f.answer(tp)
+	a.Acked, a.AckErr, a.ackDenied = true, err, true
 	f.acked = append(f.acked, tp)
 }
 

@@ -275,16 +275,20 @@ func (s *Service) OfGroup(groupID string) []Keyed {
 func (s *Service) DropGroup(groupID string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for key := range s.byKey {
+	for key, p := range s.byKey {
 		if key.Group == groupID {
 			delete(s.byKey, key)
-			s.droppedLocked(key)
+			s.droppedLocked(key, p)
 		}
 	}
 }
 
-// droppedLocked tells the journal key's state is gone.
-func (s *Service) droppedLocked(key Key) {
+// droppedLocked tells the journal key's state is gone, once p's own
+// writes have stopped: a change p made just before, still being written,
+// must not land after the deletion (or after the first write of a share
+// partition made anew for key).
+func (s *Service) droppedLocked(key Key, p *Partition) {
+	p.Share.StopPersisting()
 	if s.journal != nil {
 		s.journal.ShareDropped(key)
 	}
@@ -296,10 +300,10 @@ func (s *Service) DropTopic(groupID string, topicID storage.TopicID) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := 0
-	for key := range s.byKey {
+	for key, p := range s.byKey {
 		if key.Group == groupID && key.TopicID == topicID {
 			delete(s.byKey, key)
-			s.droppedLocked(key)
+			s.droppedLocked(key, p)
 			n++
 		}
 	}

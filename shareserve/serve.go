@@ -151,7 +151,10 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 		}
 		if err := denied.of(p.TopicID); err != nil {
 			f.refuse(p.TopicPartition, err)
-		} else if err := s.leads(req.Key.Node, p.TopicPartition); err != nil {
+			f.denyAcks(p.TopicPartition, err) // nothing applied, as ShareAcknowledge
+			continue
+		}
+		if err := s.leads(req.Key.Node, p.TopicPartition); err != nil {
 			f.refuse(p.TopicPartition, err) // and acknowledge refuses its acknowledgements
 		}
 		f.acknowledge(p.TopicPartition, req.Version, req.IsRenewAck, p.Acks, now)
@@ -332,8 +335,8 @@ func (s *Service) fetchAckOutcomes(f *fetchWork) []TopicOutcome {
 		}
 		counted, failed := false, false
 		for _, other := range f.acked[i:] {
-			if other.TopicID == tp.TopicID {
-				counted, failed = ackOutcome(counted, failed, f.Answer(other).AckErr)
+			if a := f.Answer(other); other.TopicID == tp.TopicID && !a.ackDenied {
+				counted, failed = ackOutcome(counted, failed, a.AckErr)
 			}
 		}
 		out = s.countedAcks(out, tp.TopicID, counted, failed)

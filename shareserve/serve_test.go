@@ -372,3 +372,32 @@ func TestServeAcknowledge(t *testing.T) {
 		t.Errorf("another member acquired %v, want the released 2-3", got)
 	}
 }
+
+// §2.3 step 6 (READ on each topic), as ShareAcknowledge: acknowledgements
+// a ShareFetch carries for a topic the requester may not read answer the
+// edge's error, are not applied and are not counted; the records stay
+// with their member, who can acknowledge them once READ is back.
+func TestServeFetchRefusesAcksOnUnreadableTopic(t *testing.T) {
+	f, edge := newServeFixture(t, 1, 10)
+	f.produce(t, 0, 3)
+	if res := f.s.Fetch(context.Background(), f.fetchReq("m1", 0, 1)); len(ranges(answerOf(res, f.tp(0)))) != 1 {
+		t.Fatalf("first fetch acquired %v", ranges(answerOf(res, f.tp(0))))
+	}
+	accept := []sharepartition.AckBatch{{FirstOffset: 0, LastOffset: 2, Types: []sharepartition.AckType{sharepartition.AckAccept}}}
+	edge.unread[f.topic.ID] = true
+	req := f.fetchReq("m1", 1, 1)
+	req.Partitions[0].Acks = accept
+	res := f.s.Fetch(context.Background(), req)
+	if a := answerOf(res, f.tp(0)); a == nil || !a.Acked || !errors.Is(a.AckErr, errFakeNoRead) {
+		t.Fatalf("acknowledgement answer %+v, want the edge's refusal", a)
+	}
+	if len(res.Acks) != 0 {
+		t.Errorf("ack outcomes %+v, want none counted", res.Acks)
+	}
+	edge.unread[f.topic.ID] = false
+	ack := f.s.Acknowledge(AckRequest{Key: SessionKey{Group: "g", Member: "m1"}, Epoch: 2, Version: 2,
+		Topics: []AckTopic{{TopicID: f.topic.ID, Partitions: []AckPartition{{Partition: 0, Acks: accept}}}}})
+	if ack.Err != nil || len(ack.Errs) != 1 || ack.Errs[0] != nil {
+		t.Fatalf("accepting after READ is back: %+v, want the records still m1's to accept", ack)
+	}
+}
