@@ -151,7 +151,7 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 		}
 		if err := denied.of(p.TopicID); err != nil {
 			f.refuse(p.TopicPartition, err)
-			f.denyAcks(p.TopicPartition, err) // nothing applied, as ShareAcknowledge
+			f.denyAcks(p.TopicPartition, err) // not applied: Kafka's KafkaApis.handleAcknowledgements skips them
 			continue
 		}
 		if err := s.leads(req.Key.Node, p.TopicPartition); err != nil {
