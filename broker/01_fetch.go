@@ -70,7 +70,7 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 		denied = r.fetchDenied(req)
 	}
 	var resp *wire.FetchResponse
-	longpoll.Poll(b.closingCtx(), b.clock, deadline, func(wake chan<- struct{}) (bool, func()) {
+	longpoll.Poll(b.serveCtx, b.clock, deadline, func(wake chan<- struct{}) (bool, func()) {
 		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
 		var bytes int64
 		var failed bool

@@ -114,7 +114,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 		}
 	}
 	node := r.conn.node()
-	res := b.shareServing.Fetch(b.closingCtx(), shareserve.FetchRequest{
+	res := b.shareServing.Fetch(b.serveCtx, shareserve.FetchRequest{
 		Key:           shareserve.SessionKey{Group: *req.GroupID, Member: *req.MemberID, Node: node},
 		Owner:         r.conn,
 		Requester:     r,

@@ -102,11 +102,12 @@ type serving struct {
 	conns     map[*conn]struct{}
 	closing   bool
 
-	// done is closed when Close begins: long-polls return at once and
-	// background loops stop.
-	done     chan struct{}
-	connWG   sync.WaitGroup // connection goroutines
-	acceptWG sync.WaitGroup // accept loops and background loops
+	// serveCtx is cancelled (stopServing) when Close begins: long polls
+	// return at once and background loops stop.
+	serveCtx    context.Context
+	stopServing context.CancelFunc
+	connWG      sync.WaitGroup // connection goroutines
+	acceptWG    sync.WaitGroup // accept loops and background loops
 }
 
 // testHooks are nil outside tests; tests set them before the broker
@@ -150,8 +151,9 @@ func New(cfg Config) (*Broker, error) {
 		log:     r.Logger,
 		clock:   r.Clock,
 		store:   storage.NewStore(),
-		serving: serving{conns: make(map[*conn]struct{}), done: make(chan struct{})},
+		serving: serving{conns: make(map[*conn]struct{})},
 	}
+	b.serveCtx, b.stopServing = context.WithCancel(context.Background())
 	if b.authn, err = newAuthenticator(r); err != nil {
 		return nil, err
 	}
@@ -358,7 +360,7 @@ func (b *Broker) acceptLoop(l *listener, ln net.Listener) {
 			select {
 			case <-time.After(backoff):
 				continue
-			case <-b.done:
+			case <-b.serveCtx.Done():
 				return
 			}
 		}
@@ -398,7 +400,7 @@ func (b *Broker) Close(ctx context.Context) error {
 		return nil
 	}
 	b.closing = true
-	close(b.done)
+	b.stopServing()
 	for _, l := range b.listeners {
 		l.ln.Close()
 	}
@@ -453,7 +455,7 @@ func (b *Broker) retentionLoop() {
 		select {
 		case <-tick:
 			b.applyRetention()
-		case <-b.done:
+		case <-b.serveCtx.Done():
 			t.Stop()
 			return
 		}

@@ -23,7 +23,7 @@ func awaitGroup[T any](b *Broker, ch <-chan T) (T, error) {
 	select {
 	case v := <-ch:
 		return v, nil
-	case <-b.done:
+	case <-b.serveCtx.Done():
 		var zero T
 		return zero, fmt.Errorf("%w: the broker is shutting down", group.ErrCoordinatorNotAvailable)
 	}

@@ -58,7 +58,7 @@ func (c *conn) dispatch(a *api, r *request) (kmsg.Response, error) {
 		t := time.NewTimer(f.Latency)
 		select {
 		case <-t.C:
-		case <-c.b.done:
+		case <-c.b.serveCtx.Done():
 			t.Stop()
 		}
 		return c.call(a, r)
