@@ -383,10 +383,9 @@ func TestServeFetchRefusesAcksOnUnreadableTopic(t *testing.T) {
 	if res := f.s.Fetch(context.Background(), f.fetchReq("m1", 0, 1)); len(ranges(answerOf(res, f.tp(0)))) != 1 {
 		t.Fatalf("first fetch acquired %v", ranges(answerOf(res, f.tp(0))))
 	}
-	accept := []sharepartition.AckBatch{{FirstOffset: 0, LastOffset: 2, Types: []sharepartition.AckType{sharepartition.AckAccept}}}
 	edge.unread[f.topic.ID] = true
 	req := f.fetchReq("m1", 1, 1)
-	req.Partitions[0].Acks = accept
+	req.Partitions[0].Acks = accept(0, 2)
 	res := f.s.Fetch(context.Background(), req)
 	if a := answerOf(res, f.tp(0)); a == nil || !a.Acked || !errors.Is(a.AckErr, errFakeNoRead) {
 		t.Fatalf("acknowledgement answer %+v, want the edge's refusal", a)
@@ -396,7 +395,7 @@ func TestServeFetchRefusesAcksOnUnreadableTopic(t *testing.T) {
 	}
 	edge.unread[f.topic.ID] = false
 	ack := f.s.Acknowledge(AckRequest{Key: SessionKey{Group: "g", Member: "m1"}, Epoch: 2, Version: 2,
-		Topics: []AckTopic{{TopicID: f.topic.ID, Partitions: []AckPartition{{Partition: 0, Acks: accept}}}}})
+		Topics: []AckTopic{{TopicID: f.topic.ID, Partitions: []AckPartition{{Partition: 0, Acks: accept(0, 2)}}}}})
 	if ack.Err != nil || len(ack.Errs) != 1 || ack.Errs[0] != nil {
 		t.Fatalf("accepting after READ is back: %+v, want the records still m1's to accept", ack)
 	}
