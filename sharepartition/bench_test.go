@@ -12,6 +12,7 @@ func benchPartition(b *testing.B, maxLocks int64) (*SharePartition, *locktimer.M
 	clock := locktimer.NewManualClock(epoch)
 	cfg := defaultConfig()
 	cfg.MaxRecordLocks = maxLocks
+	cfg.StoryEvents = 4096 // sharebroker.record.story.events' default: the broker's hot path
 	sp := New(cfg, locktimer.NewService(clock, nil))
 	sp.InitializeIfNeeded(0)
 	return sp, clock
