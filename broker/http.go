@@ -90,6 +90,15 @@ func (b *Broker) ShareGroup(id string) (httpapi.ShareGroupJSON, bool) {
 	return httpapi.ShareGroup(httpState{b}, id)
 }
 
+// InspectState is the broker as the HTTP inspection API reads it, for
+// embedding tests that render it themselves (sharebrokertest's failure
+// report).
+func (b *Broker) InspectState() httpapi.State { return httpState{b} }
+
+// ShareStateGroups lists the groups holding share-partition state, sorted,
+// whether or not the group coordinator knows them.
+func (b *Broker) ShareStateGroups() []string { return b.shareServing.Groups() }
+
 // httpState is the broker as the HTTP listener reads it (httpapi.State)
 // and, with the test API, moves it (httpapi.Control). Clock, Cluster,
 // CAPEM, MoveLeader, MoveCoordinator, StopNode and StartNode are the

@@ -7,7 +7,12 @@
 //	b.Advance(30 * time.Second) // acquisition locks expire now, without sleeping
 //	window, _ := b.ShareGroup("g")
 //
-// The broker stops when the test ends.
+// The broker stops when the test ends. If the test failed, its log gets a
+// short report first (Broker.Report): each share group's members and, per
+// share partition, SPSO, SPEO, lag, the in-flight ranges and the latest
+// record stories — what happened to each recently touched offset, in
+// order, on the broker clock (docs/share-groups.md record-story). Every
+// list in it is bounded; WithoutFailureReport turns it off.
 //
 // On the manual clock a fetch that finds nothing waits until records
 // arrive or the test advances the clock past its MaxWaitMs. Clients keep a
@@ -44,6 +49,7 @@ type settings struct {
 	logger    *slog.Logger
 	nodes     int
 	users     []broker.SASLUser
+	noReport  bool
 }
 
 // WithProperty sets a Kafka property, as --config NAME=VALUE does; Start
@@ -137,6 +143,14 @@ func Start(t testing.TB, opts ...Option) *Broker {
 	}
 	if a := b.HTTPAddr(); a != nil {
 		out.HTTPAddr = a.String()
+	}
+	if !s.noReport {
+		// Registered after the broker's close, so it runs before it.
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Log(out.Report())
+			}
+		})
 	}
 	return out
 }

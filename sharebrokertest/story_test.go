@@ -35,15 +35,24 @@ type storyEnv struct {
 func newStoryEnv(t *testing.T, opts ...sharebrokertest.Option) *storyEnv {
 	t.Helper()
 	opts = append([]sharebrokertest.Option{sharebrokertest.WithHTTP(), sharebrokertest.WithProperty("num.partitions", "1")}, opts...)
-	b := sharebrokertest.Start(t, opts...)
+	e := &storyEnv{t: t, b: sharebrokertest.Start(t, opts...)}
+	e.attach()
+	return e
+}
+
+// attach connects e's client to its broker, sets the group's start to the
+// earliest offset and produces job-0 to jobs.
+func (e *storyEnv) attach() {
+	t := e.t
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
-	admin, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("jobs"))
+	admin, err := kgo.NewClient(kgo.SeedBrokers(e.b.Addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("jobs"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(admin.Close)
-	e := &storyEnv{t: t, ctx: ctx, b: b, admin: admin}
+	e.ctx, e.admin = ctx, admin
 	e.groupConfig("share.auto.offset.reset", "earliest")
 	e.produce("job-0")
 	md := kmsg.NewPtrMetadataRequest()
@@ -55,7 +64,6 @@ func newStoryEnv(t *testing.T, opts ...sharebrokertest.Option) *storyEnv {
 		t.Fatalf("metadata: %v", err)
 	}
 	e.topicID = resp.Topics[0].TopicID
-	return e
 }
 
 func (e *storyEnv) groupConfig(name, value string) {

@@ -3,6 +3,7 @@ package shareserve
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -286,6 +287,20 @@ func (s *Service) OfGroup(groupID string) []Keyed {
 		}
 	}
 	return out
+}
+
+// Groups lists the groups holding share-partition state, sorted: those
+// the coordinator knows, and any whose state outlived (or never had) a
+// member.
+func (s *Service) Groups() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.byKey {
+		out = append(out, k.Group)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // DropGroup forgets every share partition of a deleted group.
