@@ -6,6 +6,7 @@
 //	...
 //	b.Advance(30 * time.Second) // acquisition locks expire now, without sleeping
 //	window, _ := b.ShareGroup("g")
+//	story, _ := b.RecordStory("g", "jobs", 0, 42) // what happened to offset 42
 //
 // The broker stops when the test ends. If the test failed, its log gets a
 // short report first (Broker.Report): each share group's members and, per
@@ -165,6 +166,15 @@ func (b *Broker) Advance(d time.Duration) { b.clock.Advance(d) }
 // tracked offset range), as the HTTP inspection API shows them.
 func (b *Broker) ShareGroup(group string) (httpapi.ShareGroupJSON, bool) {
 	return b.b.ShareGroup(group)
+}
+
+// RecordStory returns the story of one record of group: its state now and
+// what happened to it, in order on the broker clock, as GET
+// /v1/share-groups/{group}/topics/{topic}/partitions/{p}/records/{offset}
+// shows it (docs/share-groups.md record-story). The error wraps
+// httpapi.ErrNoStory for an unknown group, topic or partition.
+func (b *Broker) RecordStory(group, topic string, partition int32, offset int64) (httpapi.RecordStoryJSON, error) {
+	return b.b.RecordStory(group, topic, partition, offset)
 }
 
 // Broker returns the underlying broker, for what this package does not wrap.

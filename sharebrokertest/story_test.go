@@ -3,6 +3,7 @@ package sharebrokertest_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -399,4 +400,12 @@ func TestRecordStoryLeaderMoved(t *testing.T) {
 	}
 	_, lines := e.story(0)
 	wantLines(t, lines, "acquired worker-1 d1", "leader_moved worker-1", "acquired worker-2 d1")
+
+	// The same story in-process, and an unknown partition's refusal.
+	if st, err := e.b.RecordStory("g", "jobs", 0, 0); err != nil || len(st.Events) != 3 || st.Events[1].Event != "leader_moved" {
+		t.Fatalf("in-process story: %v %+v", err, st)
+	}
+	if _, err := e.b.RecordStory("g", "jobs", 7, 0); !errors.Is(err, httpapi.ErrNoStory) {
+		t.Fatalf("story of jobs-7: %v", err)
+	}
 }
