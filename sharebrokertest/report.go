@@ -17,9 +17,11 @@ import (
 
 // Bounds of the failure report.
 const (
-	reportRanges  = 20 // in-flight ranges per share partition
-	reportOffsets = 20 // record stories per share partition: the offsets whose stories changed last
-	reportEvents  = 20 // events per record story: the newest
+	reportGroups     = 16 // share groups, by ID
+	reportPartitions = 32 // share partitions per group, in topic and partition order
+	reportRanges     = 20 // in-flight ranges per share partition
+	reportOffsets    = 20 // record stories per share partition: the offsets whose stories changed last
+	reportEvents     = 20 // events per record story: the newest
 )
 
 // WithoutFailureReport keeps Start from logging the share groups' state and
@@ -29,8 +31,9 @@ func WithoutFailureReport() Option { return func(s *settings) { s.noReport = tru
 // Report returns the share groups' state and latest record stories as
 // text: each share group's members and, per share partition, SPSO, SPEO,
 // lag, the in-flight ranges (at most 20) and the stories of the 20 offsets
-// whose stories changed last (at most 20 events each, the newest). Start
-// logs it when the test fails.
+// whose stories changed last (at most 20 events each, the newest), for at
+// most 16 groups of 32 share partitions. Start logs it when the test
+// fails.
 func (b *Broker) Report() string {
 	s := b.b.InspectState()
 	var sb strings.Builder
@@ -41,7 +44,11 @@ func (b *Broker) Report() string {
 	if len(ids) == 0 {
 		sb.WriteString("  no share groups\n")
 	}
-	for _, id := range ids {
+	for i, id := range ids {
+		if i == reportGroups {
+			fmt.Fprintf(&sb, "... %d more share groups\n", len(ids)-i)
+			break
+		}
 		g, ok := httpapi.ShareGroup(s, id)
 		if !ok {
 			continue
@@ -65,7 +72,11 @@ func reportGroup(sb *strings.Builder, s httpapi.State, id string, g httpapi.Shar
 	} else {
 		sb.WriteString(" (no members: share state only)\n")
 	}
-	for _, p := range g.Partitions {
+	for i, p := range g.Partitions {
+		if i == reportPartitions {
+			fmt.Fprintf(sb, "  ... %d more share partitions\n", len(g.Partitions)-i)
+			break
+		}
 		fmt.Fprintf(sb, "  %s-%d on node %d: SPSO %d, SPEO %d, %d in flight, lag %d, next fetch %d\n",
 			p.Topic, p.Partition, p.Leader, p.SPSO, p.SPEO, p.InFlightRecords, p.Lag, p.NextFetchOffset)
 		for i, r := range p.Ranges {
