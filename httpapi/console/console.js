@@ -348,7 +348,7 @@ function renderGroup(out) {
 
 function facts(pairs) {
   return h('dl', { class: 'facts' }, pairs.filter(([, v]) => v !== undefined && v !== null && v !== '')
-    .map(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
+    .flatMap(([k, v]) => [h('dt', { text: k }), h('dd', null, v)]));
 }
 
 function members(g) {
