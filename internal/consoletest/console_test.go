@@ -97,6 +97,22 @@ func (s *scenario) poll(topic string, n int) []*kgo.Record {
 	return got
 }
 
+// pollQuietly is poll for another goroutine: it returns what it has when
+// the deadline passes instead of failing the test.
+func (s *scenario) pollQuietly(topic string, n int) []*kgo.Record {
+	got := []*kgo.Record{}
+	for len(got) < n && s.ctx.Err() == nil {
+		s.consumer.PollFetches(s.ctx).EachRecord(func(r *kgo.Record) {
+			if r.Topic == topic {
+				got = append(got, r)
+			} else {
+				r.Ack(kgo.AckAccept)
+			}
+		})
+	}
+	return got
+}
+
 // window waits until partition 0 of topic in the share group satisfies ok
 // in the broker's own JSON.
 func (s *scenario) window(topic string, ok func(httpapi.SharePartitionJSON) bool) {
@@ -150,8 +166,20 @@ func TestShareGroupScenario(t *testing.T) {
 	got := s.poll(jobs, 10)
 	s.window(jobs, func(p httpapi.SharePartitionJSON) bool { return p.InFlightRecords == 10 })
 	t.Logf("consumer holds %d records", len(got))
+	// Keep the consumer off jobs while their locks run out, so nothing
+	// takes them back the moment they expire: pause the topic (kgo's next
+	// fetches leave it out), and answer the fetch parked on it now with a
+	// record of marker; kgo fetches no more until that one is polled. (A
+	// fetch left parked would time out in kgo after its wait plus 5 s of
+	// real time, closing the session.)
+	s.consumer.PauseFetchTopics(jobs)
+	if err := s.admin.ProduceSync(s.ctx, &kgo.Record{Topic: marker, Value: []byte("m")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	s.window(marker, func(p httpapi.SharePartitionJSON) bool { return p.InFlightRecords == 1 })
 
 	p := openBrowser(t)
+	t.Logf("%v: the browser is up", time.Since(started).Round(time.Millisecond))
 	p.do("open the share group", chromedp.Navigate(s.base+"/#/share-groups/"+group))
 	// Ten rows, ACQUIRED in colour and in text, owned, delivered once, each
 	// counting down from the 30 s lock on the broker clock (which the
@@ -171,13 +199,6 @@ func TestShareGroupScenario(t *testing.T) {
 		t.Logf("screenshot: %s, %d bytes", *screenshot, len(png))
 	}
 
-	// Park the consumer: a record of marker fills its next fetch, and kgo
-	// fetches no more until that one is polled, so nothing takes the jobs
-	// back the moment their locks expire.
-	if err := s.admin.ProduceSync(s.ctx, &kgo.Record{Topic: marker, Value: []byte("m")}).FirstErr(); err != nil {
-		t.Fatal(err)
-	}
-	s.window(marker, func(p httpapi.SharePartitionJSON) bool { return p.InFlightRecords == 1 })
 
 	// The console's action: a POST with its header, through the
 	// cross-site guard (console-cross-site).
@@ -188,9 +209,28 @@ func TestShareGroupScenario(t *testing.T) {
 	p.waitFor("ten available records, delivered once", jobRows("AVAILABLE",
 		`c[1].textContent === 'AVAILABLE' && c[2].textContent === '' && c[3].textContent === '1' && c[4].textContent === ''`))
 
-	// The consumer polls on: the marker, then the jobs again, which it
-	// accepts. The window empties and its start moves past them.
-	again := s.poll(jobs, 10)
+	// The consumer resumes: it takes the jobs again (a fetch parked
+	// without them answers once the clock passes its wait) and accepts
+	// them. The window empties and its start moves past them.
+	s.consumer.ResumeFetchTopics(jobs)
+	polled := make(chan []*kgo.Record, 1)
+	go func() { polled <- s.pollQuietly(jobs, 10) }()
+	var again []*kgo.Record
+	steps := 0
+	for again == nil {
+		select {
+		case again = <-polled:
+		case <-time.After(100 * time.Millisecond):
+			s.b.Advance(time.Second)
+			steps++
+		case <-s.ctx.Done():
+			t.Fatal("the consumer never got the expired records again")
+		}
+	}
+	t.Logf("the consumer has the expired records again after %d clock steps of 1 s", steps)
+	if len(again) < 10 {
+		t.Fatalf("the consumer got %d of the 10 expired records again", len(again))
+	}
 	for _, r := range again {
 		r.Ack(kgo.AckAccept)
 	}
@@ -201,6 +241,7 @@ func TestShareGroupScenario(t *testing.T) {
 		const sec = document.querySelector('section[data-partition="jobs-0"]');
 		return sec && sec.querySelectorAll('tr.record').length === 0 && /SPSO\s*10/.test(sec.innerText) && /In flight\s*0/.test(sec.innerText); })()`)
 
+	t.Logf("%v: the window is empty", time.Since(started).Round(time.Millisecond))
 	t.Run("story", func(t *testing.T) {
 		p := p.in(t)
 		const offset = 3
