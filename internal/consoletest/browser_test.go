@@ -160,9 +160,17 @@ func (p *page) waitFor(what, expr string) {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(p.ctx, browserWait)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-		chromedp.WithPollingTimeout(browserWait))); err != nil {
-		p.t.Fatalf("waiting for %s: %v\npage: %s", what, err, p.text())
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond),
+			chromedp.WithPollingTimeout(browserWait)))
+		if err == nil {
+			return
+		}
+		// A poll started while the page was still loading loses its
+		// execution context; poll again in the new one.
+		if !strings.Contains(err.Error(), "Cannot find context") || ctx.Err() != nil {
+			p.t.Fatalf("waiting for %s: %v\npage: %s", what, err, p.text())
+		}
 	}
 }
 

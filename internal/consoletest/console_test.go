@@ -199,7 +199,6 @@ func TestShareGroupScenario(t *testing.T) {
 		t.Logf("screenshot: %s, %d bytes", *screenshot, len(png))
 	}
 
-
 	// The console's action: a POST with its header, through the
 	// cross-site guard (console-cross-site).
 	p.do("advance the clock from the console",
