@@ -155,14 +155,22 @@ func (p *page) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// waitFor waits until the JS expression is truthy.
+// waitFor waits until the JS expression is truthy; an expression that
+// throws (the element is not there yet) counts as false.
 func (p *page) waitFor(what, expr string) {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, browserWait)
+	p.waitForWithin(browserWait, what, expr)
+}
+
+// waitForWithin is waitFor with its own bound.
+func (p *page) waitForWithin(bound time.Duration, what, expr string) {
+	p.t.Helper()
+	expr = "(() => { try { return (" + expr + "); } catch (e) { return false; } })()"
+	ctx, cancel := context.WithTimeout(p.ctx, bound)
 	defer cancel()
 	for {
 		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond),
-			chromedp.WithPollingTimeout(browserWait)))
+			chromedp.WithPollingTimeout(bound)))
 		if err == nil {
 			return
 		}

@@ -20,9 +20,17 @@ import (
 	"github.com/sharebroker/sharebroker/sharebrokertest"
 )
 
-// inFlight is how many records the large window holds: the issue's
-// "10,000 in-flight records per partition".
-const inFlight = 10000
+// largeWindow is how many records the large window holds: the issue's
+// "10,000 in-flight records per partition". Under -race (make test) it is
+// 2,000, still four times the ranges the page lists, so the browser tests
+// stay within their minute of CI; the figures in docs/console.md are from
+// a run without -race.
+func largeWindow() int64 {
+	if raceOn {
+		return 2000
+	}
+	return 10000
+}
 
 // console-live-bound, measured: a share partition with 10,000 in-flight
 // records in the worst shape for the console — every offset its own range
@@ -34,6 +42,7 @@ const inFlight = 10000
 // machine: 3 s is headroom for a busy CI runner; the row bound is what
 // keeps the draw short, and it is checked on its own).
 func TestLargeWindow(t *testing.T) {
+	inFlight := largeWindow()
 	b := sharebrokertest.Start(t, sharebrokertest.WithTestAPI(), sharebrokertest.WithProperty("num.partitions", "1"),
 		sharebrokertest.WithProperty("group.share.partition.max.record.locks", fmt.Sprint(inFlight)),
 		sharebrokertest.WithProperty("group.share.max.partition.max.record.locks", fmt.Sprint(inFlight)))
@@ -49,7 +58,7 @@ func TestLargeWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	testadmin.SetGroupConfig(t, ctx, cl, groupID, "share.auto.offset.reset", "earliest")
-	recs := make([]*kgo.Record, inFlight)
+	recs := make([]*kgo.Record, int(inFlight))
 	for i := range recs {
 		recs[i] = &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "record %d", i)}
 	}
@@ -72,7 +81,7 @@ func TestLargeWindow(t *testing.T) {
 		}
 		sf := kmsg.NewPtrShareFetchRequest()
 		sf.GroupID, sf.MemberID, sf.ShareSessionEpoch = kmsg.StringPtr(groupID), kmsg.StringPtr("bulk-member"), epoch
-		sf.MaxRecords, sf.BatchSize, sf.MaxBytes = inFlight, inFlight, 64<<20
+		sf.MaxRecords, sf.BatchSize, sf.MaxBytes = int32(inFlight), int32(inFlight), 64<<20
 		ft := kmsg.NewShareFetchRequestTopic()
 		ft.TopicID = topicID
 		fp := kmsg.NewShareFetchRequestTopicPartition()
@@ -124,10 +133,10 @@ func TestLargeWindow(t *testing.T) {
 	}
 	var sg httpapi.ShareGroupJSON
 	body := get()
-	if err := json.Unmarshal(body, &sg); err != nil || len(sg.Partitions) != 1 || len(sg.Partitions[0].Ranges) != inFlight {
+	if err := json.Unmarshal(body, &sg); err != nil || len(sg.Partitions) != 1 || int64(len(sg.Partitions[0].Ranges)) != inFlight {
 		t.Fatalf("want %d ranges: %v %.300s", inFlight, err, body)
 	}
-	const builds = 20
+	const builds = 3
 	buildStart := time.Now()
 	for range builds {
 		get()
@@ -136,8 +145,8 @@ func TestLargeWindow(t *testing.T) {
 
 	p := openBrowser(t)
 	p.do("open the share group", chromedp.Navigate(base+"/#/share-groups/"+groupID))
-	p.waitFor("the large window drawn", `(() => { const sec = document.querySelector('section[data-partition="big-0"]');
-		return sec && sec.querySelectorAll('tr.record').length === 500 && /of 10000 ranges/.test(sec.innerText); })()`)
+	p.waitFor("the large window drawn", fmt.Sprintf(`(() => { const sec = document.querySelector('section[data-partition="big-0"]');
+		return sec && sec.querySelectorAll('tr.record').length === 500 && /of %d ranges/.test(sec.innerText); })()`, inFlight))
 	first := eval[float64](p, `window.__console.lastRenderMs`)
 	viewBytes := eval[int](p, `window.__console.lastViewBytes`)
 
@@ -150,7 +159,9 @@ func TestLargeWindow(t *testing.T) {
 	if resp, err := one.RequestWith(ctx, cl); err != nil || resp.ErrorCode != 0 || resp.Topics[0].Partitions[0].ErrorCode != 0 {
 		t.Fatalf("acknowledge offset 3: %v %+v", err, resp)
 	}
-	p.waitFor("the re-draw", fmt.Sprintf(`window.__console.renders > %d`, renders))
+	// The stream rebuilds a view that takes long to build less often
+	// (console-live-bound): wait for up to ten builds' time.
+	p.waitForWithin(10*perBuild+browserWait, "the re-draw", fmt.Sprintf(`window.__console.renders > %d`, renders))
 	again := eval[float64](p, `window.__console.lastRenderMs`)
 
 	// Responsive: a round trip through the page's event loop.
