@@ -5,7 +5,6 @@ package consoletest
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -310,12 +309,4 @@ func tabTo(t *testing.T, p *page, href string) {
 		}
 	}
 	t.Fatalf("80 presses of Tab never reached the link %s\npage: %s", href, p.text())
-}
-
-// rawJSON decodes body into v or fails.
-func rawJSON(t *testing.T, body []byte, v any) {
-	t.Helper()
-	if err := json.Unmarshal(body, v); err != nil {
-		t.Fatalf("%v: %s", err, body)
-	}
 }
