@@ -526,6 +526,12 @@ function renderActions() {
 async function probeTestAPI() {
   try {
     const r = await getJSON('/v1/test/clock');
+    if (r.status === 401) {
+      testAPI = null;
+      $('actions').replaceChildren(h('h2', { text: 'Actions' }),
+        h('p', { class: 'note', text: 'The broker wants a bearer token: enter it above, or open the console with #token=…' }));
+      return;
+    }
     testAPI = r.status === 200;
     if (r.status === 200 && brokerNowMs === null) brokerNowMs = Date.parse(r.body.now);
   } catch (_) {
