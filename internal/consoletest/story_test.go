@@ -1,6 +1,7 @@
 package consoletest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,8 +9,12 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sharebroker/sharebroker/sharebrokertest"
 )
@@ -52,6 +57,17 @@ func cannedConsole(t *testing.T, b *sharebrokertest.Broker, views map[string]str
 // that older events were dropped when the ring was full.
 func TestStoryView(t *testing.T) {
 	b := sharebrokertest.Start(t, sharebrokertest.WithTestAPI())
+	// The topics the canned JSON names exist, so the links lead somewhere.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	admin, err := kgo.NewClient(kgo.SeedBrokers(b.Addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := kadm.NewClient(admin).CreateTopics(ctx, 1, 1, nil, "jobs", "dlq.workers"); err != nil {
+		t.Fatal(err)
+	}
 	const path = "/v1/share-groups/workers/topics/jobs/partitions/0/records/42"
 	const story = `{"group":"workers","topic":"jobs","partition":0,"offset":42,"now":"2026-01-01T00:01:00Z","record":null,
 	"events":[
@@ -97,5 +113,13 @@ func TestStoryView(t *testing.T) {
 	} {
 		p.waitFor(what, expr)
 	}
+	// console-keyboard: from the share group, Tab and Enter reach the
+	// record's story, and from it the dead-letter copy in the DLQ topic.
+	tabTo(t, p, "#/share-groups/workers/topics/jobs/partitions/0/records/42")
+	p.do("press Enter on the story link", chromedp.KeyEvent(kb.Enter))
+	p.waitFor("the story by keyboard", `document.querySelectorAll('ol.story li').length === 6`)
+	tabTo(t, p, "#/topics/dlq.workers?partition=0&offset=7")
+	p.do("press Enter on the DLQ link", chromedp.KeyEvent(kb.Enter))
+	p.waitFor("the DLQ topic's view", `location.hash === '#/topics/dlq.workers?partition=0&offset=7' && /Topic dlq.workers/.test(document.body.innerText)`)
 	p.noErrors()
 }
