@@ -44,6 +44,8 @@ type State interface {
 	CAPEM() []byte
 	// StoryState reads the record stories and the broker clock (story.go).
 	StoryState
+	// ConsoleState is what the console reads besides (groups.go).
+	ConsoleState
 }
 
 // SharePartition is one share partition of a group, as State finds it.
@@ -145,6 +147,7 @@ type GroupJSON struct {
 	GroupEpoch      int32        `json:"group_epoch"`
 	AssignmentEpoch int32        `json:"assignment_epoch"`
 	Assignor        string       `json:"assignor"`
+	ProtocolType    string       `json:"protocol_type,omitempty"` // classic groups only
 	Members         []MemberJSON `json:"members"`
 }
 
@@ -155,6 +158,7 @@ type MemberJSON struct {
 	ClientID         string           `json:"client_id"`
 	ClientHost       string           `json:"client_host"`
 	RackID           *string          `json:"rack_id,omitempty"`
+	InstanceID       *string          `json:"instance_id,omitempty"` // classic and consumer groups
 	SubscribedTopics []string         `json:"subscribed_topics"`
 	Assignment       []AssignmentJSON `json:"assignment"`
 }
@@ -180,18 +184,11 @@ func groupJSON(d group.ShareDescribedGroup) GroupJSON {
 	return g
 }
 
-// serveGroups lists every group with its members and assignments. Only
-// share groups exist so far.
+// serveGroups lists every group of every kind (classic, consumer, share)
+// with its type, state, members and assignments (groups.go).
 func serveGroups(s State) http.HandlerFunc {
 	return func(w http.ResponseWriter, _ *http.Request) {
-		ids := s.ShareGroupIDs()
-		out := make([]GroupJSON, 0, len(ids))
-		for _, d := range s.DescribeShareGroups(ids) {
-			if d.Err == nil { // deleted between the listing and the description
-				out = append(out, groupJSON(d))
-			}
-		}
-		writeJSON(w, http.StatusOK, map[string]any{"groups": out})
+		writeJSON(w, http.StatusOK, map[string]any{"groups": allGroups(s)})
 	}
 }
 

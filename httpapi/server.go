@@ -72,8 +72,13 @@ func routes(mux *http.ServeMux, cfg Config) {
 	mux.HandleFunc("GET /v1/acls", serveACLs(s))
 	if cfg.Control != nil {
 		t := testAPI{state: s, ctl: cfg.Control, log: cfg.Log}
-		t.register(mux)
+		// The test API is served behind the cross-site guard (console.go).
+		test := http.NewServeMux()
+		t.register(test)
+		mux.Handle("/v1/test/", crossSiteGuard(test))
 	}
+	// The browser console and the endpoints it reads (console.go).
+	consoleRoutes(mux, cfg)
 }
 
 // Server is a bound HTTP listener and the server answering on it.
@@ -88,7 +93,13 @@ func Listen(addr string, h http.Handler) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("http listen on %s: %w", addr, err)
 	}
-	return &Server{ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout}}, nil
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout}
+	// Requests' contexts end when Shutdown begins, so the console's event
+	// streams (events.go), which never finish on their own, end with it.
+	base, cancel := context.WithCancel(context.Background())
+	srv.BaseContext = func(net.Listener) context.Context { return base }
+	srv.RegisterOnShutdown(cancel)
+	return &Server{ln: ln, srv: srv}, nil
 }
 
 // Addr is the address the listener is bound to.

@@ -48,6 +48,8 @@ type Control interface {
 	ArmFault(in faults.Spec) (faults.Fault, error)
 	// ClearFaults disarms every fault and returns how many there were.
 	ClearFaults() int
+	// Producer appends a record (POST /v1/test/produce, produce.go).
+	Producer
 }
 
 // Advancer is a clock that a test can move forward: locktimer.ManualClock
@@ -79,6 +81,7 @@ func (t testAPI) register(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/test/coordinators", t.serveMoveCoordinator)
 	mux.HandleFunc("POST /v1/test/nodes/{id}/stop", t.serveStopNode)
 	mux.HandleFunc("POST /v1/test/nodes/{id}/start", t.serveStartNode)
+	mux.HandleFunc("POST /v1/test/produce", t.serveProduce)
 }
 
 // decodeBody decodes a JSON body into v, refusing unknown fields; on

@@ -51,6 +51,7 @@ type settings struct {
 	nodes     int
 	users     []broker.SASLUser
 	noReport  bool
+	testAPI   bool
 }
 
 // WithProperty sets a Kafka property, as --config NAME=VALUE does; Start
@@ -62,6 +63,11 @@ func WithProperty(name, value string) Option {
 // WithHTTP starts the metrics, health and inspection server on a free
 // loopback port (Broker.HTTPAddr).
 func WithHTTP() Option { return func(s *settings) { s.http = true } }
+
+// WithTestAPI also serves the test control API under /v1/test/ on the
+// HTTP server (as --enable-test-api does), and with it the console's
+// actions; it implies WithHTTP. Its clock advance moves the test's clock.
+func WithTestAPI() Option { return func(s *settings) { s.http, s.testAPI = true, true } }
 
 // WithStartTime starts the broker's manual clock at t (not used with
 // WithRealClock).
@@ -137,6 +143,7 @@ func Start(t testing.TB, opts ...Option) *Broker {
 	if s.http {
 		cfg.HTTP = "127.0.0.1:0"
 	}
+	cfg.EnableTestAPI = s.testAPI
 	b := testbroker.Start(t, cfg)
 	out := &Broker{Addr: b.Addr().String(), Clock: manual, b: b, clock: clock}
 	for _, a := range b.NodeAddrs() {

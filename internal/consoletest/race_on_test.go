@@ -1,0 +1,6 @@
+//go:build race
+
+package consoletest
+
+// raceOn is true under -race, which slows the broker's JSON about tenfold.
+const raceOn = true
