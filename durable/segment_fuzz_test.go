@@ -11,7 +11,8 @@ import (
 )
 
 // FuzzScanSegment feeds arbitrary bytes to the segment reader, read in
-// blocks of any size. Whatever the input: no panic; the valid prefix is whole batches that ParseBatch
+// blocks of any size (its corpus holds a real segment, testdata/datadir's,
+// and damaged copies). Whatever the input: no panic; the valid prefix is whole batches that ParseBatch
 // accepts, tiling it exactly; a clean scan of that prefix finds the same
 // batches and nothing torn; and an error is only ever ErrCorrupt.
 func FuzzScanSegment(f *testing.F) {

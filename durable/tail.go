@@ -28,7 +28,8 @@ import (
 // Anything else is corruption, and so is every invalid batch in a segment
 // that is not its partition's last: recovery refuses to start, naming the
 // file and P. Kafka's LogSegment.recover truncates at the first invalid
-// batch wherever it is; a test broker that quietly loses acknowledged
+// batch wherever it is, and LogLoader.recoverLog deletes the segments
+// after it; a test broker that quietly loses acknowledged
 // records is worse than one that does not start, so this stops instead
 // and leaves the cut to the repair tool (repair.go), which reports it.
 
@@ -142,7 +143,7 @@ var errTooManyCandidates = fmt.Errorf("more than %d batch- or record-like header
 // crcOf computes CRC-32C of bytes [from, to) of r in fixed steps.
 func crcOf(r io.ReaderAt, from, to int64) (uint32, error) {
 	h := crc32.New(castagnoli)
-	buf := make([]byte, min(to-from, 64<<10))
+	buf := make([]byte, max(1, min(to-from, 64<<10))) // CopyBuffer refuses an empty one
 	if _, err := io.CopyBuffer(h, io.NewSectionReader(r, from, to-from), buf); err != nil {
 		return 0, err
 	}
@@ -182,7 +183,8 @@ var metaPayloadStart = []byte(`{"op":"`)
 func findMetaRecordAfter(r io.ReaderAt, from, to, size int64) (int64, error) {
 	return findAfter(r, from, to, size, metaHeaderBytes+len(metaPayloadStart), func(hdr []byte, pos int64) bool {
 		n := int64(binary.BigEndian.Uint32(hdr))
-		return bytes.Equal(hdr[metaHeaderBytes:], metaPayloadStart) && n <= maxMetaRecordBytes && pos+metaHeaderBytes+n <= size
+		return bytes.Equal(hdr[metaHeaderBytes:], metaPayloadStart) && n >= int64(len(metaPayloadStart)) &&
+			n <= maxMetaRecordBytes && pos+metaHeaderBytes+n <= size
 	}, func(pos int64, hdr []byte) (bool, error) {
 		n := int64(binary.BigEndian.Uint32(hdr))
 		crc, err := crcOf(r, pos+metaHeaderBytes, pos+metaHeaderBytes+n)
