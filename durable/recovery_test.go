@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -346,4 +347,59 @@ func recoverInto(dir string) (*storage.Store, Report, error) {
 		d.Close()
 	}
 	return store, rep, err
+}
+
+// torn-tail: whatever prefix of its last write a crash left — the last
+// batch of the real directory's segment, or the last record of its
+// meta.log, cut at any byte, or with zeros from any byte on (a power
+// loss) — recovery accepts it as torn and keeps everything before it.
+func TestEveryTornLastWriteAccepted(t *testing.T) {
+	base := realDirFiles(t)
+	var segName string
+	for name := range base {
+		if strings.HasPrefix(name, logsDir+string(filepath.Separator)) {
+			segName = name
+		}
+	}
+	seg := segmentBatches(base[segName])
+	lastBatch := seg[len(seg)-1]
+	spans := metaRecordSpans(base[metaFile])
+	lastRec := spans[len(spans)-1]
+	cases := []struct {
+		file       string
+		start, end int64
+	}{{segName, lastBatch.pos, lastBatch.pos + int64(len(lastBatch.raw))}, {metaFile, lastRec[0], lastRec[1]}}
+	for _, c := range cases {
+		for at := c.start; at < c.end; at++ {
+			for _, zeros := range []bool{false, true} {
+				if zeros && !slices.ContainsFunc(base[c.file][at:c.end], func(b byte) bool { return b != 0 }) {
+					continue // the write's bytes from here are zeros anyway: nothing torn
+				}
+				dir := t.TempDir()
+				for name, b := range base {
+					if name == c.file {
+						if zeros {
+							b = append(slices.Clone(b[:at]), make([]byte, c.end-at)...)
+						} else {
+							b = b[:at]
+						}
+					}
+					os.MkdirAll(filepath.Join(dir, filepath.Dir(name)), 0o755)
+					if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				_, rep, err := recoverInto(dir)
+				if err != nil {
+					t.Fatalf("%s torn at byte %d (zeros %v): %v", c.file, at, zeros, err)
+				}
+				if c.file == metaFile && rep.MetaRecords != len(spans)-1 {
+					t.Fatalf("meta.log torn at byte %d: %d records, want %d", at, rep.MetaRecords, len(spans)-1)
+				}
+				if c.file == segName && rep.Batches != int64(len(seg)-1) {
+					t.Fatalf("segment torn at byte %d (zeros %v): %d batches, want %d", at, zeros, rep.Batches, len(seg)-1)
+				}
+			}
+		}
+	}
 }

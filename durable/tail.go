@@ -12,26 +12,30 @@ import (
 // How recovery tells a torn tail from corruption (docs/durability.md
 // torn-tail, no-silent-loss). A crash in the middle of a write(2), or a
 // power cut before an fsync, can damage only what was being written last:
-// the end of a partition's last segment and the end of meta.log. The
+// the end of a partition's last segment and the end of meta.log; each
+// batch and each record is one write. A power cut can also leave zeros
+// from any byte on (pages of a file extended but never written). So the
 // first invalid batch or record at byte P of such a file is a torn tail
-// when the bytes from P on can be what one unfinished write left:
+// when the bytes from P to the file's zero suffix can be a prefix of the
+// one write that comes next:
 //
-//   - they are all zero (the file was extended, its blocks never written);
-//   - or fewer than a length prefix remain;
-//   - or its header is one this file could hold next (a length between
-//     the smallest batch or record and the largest one write can carry;
-//     for a batch, magic 2 and the base offset that follows the previous
-//     batch), what it claims runs to or past the end of the file or is
-//     followed by nothing but zeros, and no whole valid batch or record
-//     (CRC matching) starts anywhere after P.
+//   - there are none (all zeros from P), or fewer than a length prefix
+//     are left in the file;
+//   - or the header fields they hold are those of the next write: for a
+//     batch the base offset after the previous batch (the bytes of it
+//     there are), a length between the smallest batch and the largest
+//     one write carries and magic 2; for a record a length of 1 byte to
+//     16 MiB — and what the length claims reaches the zero suffix (no
+//     other data after it), and no whole valid batch or record (CRC
+//     matching) starts anywhere after P.
 //
 // Anything else is corruption, and so is every invalid batch in a segment
 // that is not its partition's last: recovery refuses to start, naming the
 // file and P. Kafka's LogSegment.recover truncates at the first invalid
 // batch wherever it is, and LogLoader.recoverLog deletes the segments
-// after it; a test broker that quietly loses acknowledged
-// records is worse than one that does not start, so this stops instead
-// and leaves the cut to the repair tool (repair.go), which reports it.
+// after it; a test broker that quietly loses acknowledged records is
+// worse than one that does not start, so this stops instead and leaves
+// the cut to the repair tool (repair.go), which reports it.
 
 // CorruptError is data recovery found that is not a torn tail: the bytes
 // of File from Offset on. Recover refuses the start with it and changes
@@ -64,33 +68,6 @@ func corruptAt(file string, offset int64, format string, args ...any) *CorruptEr
 // from corruption: Kafka's socket.request.max.bytes default (100 MiB), the
 // largest Produce request, so the largest batch, a broker accepts.
 const DefaultMaxBatchBytes = 104857600
-
-// zeroFrom reports whether bytes [from, size) of r are all zero: what a
-// file extended but never written looks like after a power loss. It reads
-// in fixed steps, so a garbage tail of any size costs no memory.
-func zeroFrom(r io.ReaderAt, from, size int64) (bool, error) {
-	buf := make([]byte, 64<<10)
-	for from < size {
-		n := int(min(int64(len(buf)), size-from))
-		if _, err := r.ReadAt(buf[:n], from); err != nil && err != io.EOF {
-			return false, err
-		}
-		if !allZero(buf[:n]) {
-			return false, nil
-		}
-		from += int64(n)
-	}
-	return true, nil
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
 
 // maxCandidates bounds how many batch- or record-like headers after a bad
 // point are checked by CRC. Real data has one valid candidate (the next
@@ -195,7 +172,9 @@ func findMetaRecordAfter(r io.ReaderAt, from, to, size int64) (int64, error) {
 // tornSegmentTail decides about the bytes of a segment from at, where no
 // valid batch starts; next is the offset the batch there should have. It
 // returns nil when they are a torn tail, else the CorruptError saying why
-// not. last says whether the segment is its partition's last.
+// not. last says whether the segment is its partition's last. Only the
+// bytes before the file's zero suffix are checked: a power cut zeroes
+// whole pages from any byte on, even inside the header.
 func tornSegmentTail(r io.ReaderAt, name string, at, size, next, maxBatch int64, last bool, why string) error {
 	corrupt := func(format string, args ...any) error {
 		return corruptAt(name, at, "%s: %s", why, fmt.Sprintf(format, args...))
@@ -206,37 +185,35 @@ func tornSegmentTail(r io.ReaderAt, name string, at, size, next, maxBatch int64,
 	if size-at < batchPrefixBytes {
 		return nil // a length prefix cut short
 	}
-	zero, err := zeroFrom(r, at, size)
+	z, err := dataEnd(r, at, size)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if zero {
+	have := z - at // bytes before the zeros
+	if have == 0 {
 		return nil
 	}
 	var hdr [batchMagicAt + 1]byte
-	n, err := r.ReadAt(hdr[:min(int64(len(hdr)), size-at)], at)
-	if err != nil && err != io.EOF {
+	if _, err := r.ReadAt(hdr[:min(int64(len(hdr)), have)], at); err != nil && err != io.EOF {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	base := int64(binary.BigEndian.Uint64(hdr[:]))
-	length := int64(int32(binary.BigEndian.Uint32(hdr[8:]))) + batchPrefixBytes
-	switch {
-	case length < batchMinBytes || length > maxBatch:
-		return corrupt("a batch length of %d bytes is impossible (a batch has %d to %d)", length, batchMinBytes, maxBatch)
-	case base != next:
-		return corrupt("the batch's base offset %d is not %d, the offset after the previous batch", base, next)
-	case n > batchMagicAt && hdr[batchMagicAt] != 2:
-		return corrupt("record batch magic %d", int8(hdr[batchMagicAt]))
+	want := binary.BigEndian.AppendUint64(nil, uint64(next))
+	if n := min(8, have); !bytes.Equal(hdr[:n], want[:n]) {
+		return corrupt("the batch's base offset %d is not %d, the offset after the previous batch", int64(binary.BigEndian.Uint64(hdr[:])), next)
 	}
-	end := min(at+length, size)
-	if end < size {
-		zero, err := zeroFrom(r, end, size)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+	end := size // what the batch claims, when its length is there to read
+	if have >= batchPrefixBytes {
+		length := int64(int32(binary.BigEndian.Uint32(hdr[8:]))) + batchPrefixBytes
+		if length < batchMinBytes || length > maxBatch {
+			return corrupt("a batch length of %d bytes is impossible (a batch has %d to %d)", length, batchMinBytes, maxBatch)
 		}
-		if !zero {
-			return corrupt("data follows the batch's end at byte %d", end)
+		if at+length < z {
+			return corrupt("data follows the batch's end at byte %d", at+length)
 		}
+		end = min(at+length, size)
+	}
+	if have > batchMagicAt && hdr[batchMagicAt] != 2 {
+		return corrupt("record batch magic %d", int8(hdr[batchMagicAt]))
 	}
 	// The batch claims at most what one write carries, so end-at is
 	// bounded and the search with it.
@@ -261,30 +238,28 @@ func tornMetaTail(r io.ReaderAt, name string, at, size int64, why string) error 
 	if size-at < metaHeaderBytes {
 		return nil // a header cut short
 	}
-	zero, err := zeroFrom(r, at, size)
+	z, err := dataEnd(r, at, size)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if zero {
+	have := z - at
+	if have == 0 {
 		return nil
 	}
-	var hdr [4]byte
-	if _, err := r.ReadAt(hdr[:], at); err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	n := int64(binary.BigEndian.Uint32(hdr[:]))
-	if n == 0 || n > maxMetaRecordBytes {
-		return corrupt("a record length of %d bytes is impossible (a record has 1 to %d)", n, maxMetaRecordBytes)
-	}
-	end := min(at+metaHeaderBytes+n, size)
-	if end < size {
-		zero, err := zeroFrom(r, end, size)
-		if err != nil {
+	end := size
+	if have >= 4 {
+		var hdr [4]byte
+		if _, err := r.ReadAt(hdr[:], at); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if !zero {
-			return corrupt("data follows the record's end at byte %d", end)
+		n := int64(binary.BigEndian.Uint32(hdr[:]))
+		if n == 0 || n > maxMetaRecordBytes {
+			return corrupt("a record length of %d bytes is impossible (a record has 1 to %d)", n, maxMetaRecordBytes)
 		}
+		if at+metaHeaderBytes+n < z {
+			return corrupt("data follows the record's end at byte %d", at+metaHeaderBytes+n)
+		}
+		end = min(at+metaHeaderBytes+n, size)
 	}
 	pos, err := findMetaRecordAfter(r, at, end, size)
 	switch {
@@ -296,4 +271,25 @@ func tornMetaTail(r io.ReaderAt, name string, at, size int64, why string) error 
 		return corrupt("a whole valid record starts after it, at byte %d", pos)
 	}
 	return nil
+}
+
+// dataEnd returns where the zero suffix of bytes [from, size) of r
+// begins: one past its last byte that is not zero, from if none is. It
+// reads backwards in fixed steps, so a zero tail of any size costs no
+// memory.
+func dataEnd(r io.ReaderAt, from, size int64) (int64, error) {
+	buf := make([]byte, 64<<10)
+	for end := size; end > from; {
+		n := min(int64(len(buf)), end-from)
+		if _, err := r.ReadAt(buf[:n], end-n); err != nil && err != io.EOF {
+			return 0, err
+		}
+		for i := n - 1; i >= 0; i-- {
+			if buf[i] != 0 {
+				return end - n + i + 1, nil
+			}
+		}
+		end -= n
+	}
+	return from, nil
 }
