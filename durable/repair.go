@@ -107,7 +107,7 @@ func (h Held) String() string {
 		s = "no whole batch or record"
 	}
 	if h.Partial {
-		s += " at least"
+		s = "at least " + s
 	}
 	return s
 }
