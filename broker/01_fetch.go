@@ -180,19 +180,23 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, deni
 			default:
 				remaining := int64(maxBytes) - total
 				limit := int32(min(remaining, int64(rp.PartitionMaxBytes), math.MaxInt32))
-				res, err := p.ReadIsolatedInto(rp.FetchOffset, max(limit, 0), total == 0, req.IsolationLevel == readCommittedLevel, &c.readBuf)
+				res, err := p.ReadStreamInto(rp.FetchOffset, max(limit, 0), total == 0, req.IsolationLevel == readCommittedLevel, &c.readBuf)
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStable, res.LogStart
 				if err != nil {
 					sp.ErrorCode = codeFor(err)
 					break
 				}
-				sp.RecordBatches = resp.Field(len(resp.Topics), len(st.Partitions), res.Records)
+				if res.Stream != nil { // fetch-from-files
+					sp.RecordBatches = resp.Source(len(resp.Topics), len(st.Partitions), res.Stream)
+				} else {
+					sp.RecordBatches = resp.Field(len(resp.Topics), len(st.Partitions), res.Records)
+				}
 				for _, a := range res.Aborted {
 					at := kmsg.NewFetchResponseTopicPartitionAbortedTransaction()
 					at.ProducerID, at.FirstOffset = a.ProducerID, a.FirstOffset
 					sp.AbortedTransactions = append(sp.AbortedTransactions, at)
 				}
-				total += int64(res.Records.Len())
+				total += int64(res.Len())
 			}
 			if sp.ErrorCode != 0 {
 				failed = true

@@ -218,6 +218,7 @@ func New(cfg Config) (*Broker, error) {
 		},
 		Edge:        shareEdge{b},
 		DeadLetters: b.deadLetterOptions(),
+		StoryEvents: int(b.cfg.props.Int32("sharebroker.record.story.events")),
 	})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()

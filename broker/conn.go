@@ -83,6 +83,7 @@ func (c *conn) serve() {
 	// now, not when their locks expire (row 8).
 	defer func() { c.b.shareServing.OwnerClosed(c, c.b.clock.Now()) }()
 	defer c.nc.Close()
+	defer c.readBuf.Reset() // lets go of pinned segments (fetch-pins-segments)
 	c.log.Debug("connection opened")
 	if tc, ok := c.nc.(*tls.Conn); ok && !c.handshake(tc) {
 		return
@@ -268,8 +269,7 @@ func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
 	var spliced bool
 	switch r := resp.(type) {
 	case *wire.FetchResponse:
-		wire.EmptyFetchRecordSets(&r.FetchResponse)
-		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, &r.FetchResponse, r.RecordPieces())
+		return c.sendFetch(correlationID, r) // fetch_write.go
 	case *kmsg.FetchResponse:
 		wire.EmptyFetchRecordSets(r)
 		c.buf, c.segs, spliced = wire.AppendFetchResponse(c.buf[:0], c.segs[:0], correlationID, r, nil)

@@ -14,6 +14,8 @@ import (
 	"github.com/sharebroker/sharebroker/faults"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/httpapi"
+	"github.com/sharebroker/sharebroker/sharepartition"
+	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -88,6 +90,15 @@ func (b *Broker) ShareGroup(id string) (httpapi.ShareGroupJSON, bool) {
 	return httpapi.ShareGroup(httpState{b}, id)
 }
 
+// InspectState is the broker as the HTTP inspection API reads it, for
+// embedding tests that render it themselves (sharebrokertest's failure
+// report).
+func (b *Broker) InspectState() httpapi.State { return httpState{b} }
+
+// ShareStateGroups lists the groups holding share-partition state, sorted,
+// whether or not the group coordinator knows them.
+func (b *Broker) ShareStateGroups() []string { return b.shareServing.Groups() }
+
 // httpState is the broker as the HTTP listener reads it (httpapi.State)
 // and, with the test API, moves it (httpapi.Control). Clock, Cluster,
 // CAPEM, MoveLeader, MoveCoordinator, StopNode and StartNode are the
@@ -133,10 +144,33 @@ func (s httpState) SharePartitions(groupID string) []httpapi.SharePartition {
 		if t == nil {
 			continue
 		}
+		window, lag := p.Part.Inspect()
 		out = append(out, httpapi.SharePartition{Topic: t.Name, TopicID: t.ID, Partition: p.Key.Partition,
-			Leader: s.leadership(t, p.Key.Partition).Leader, Window: p.Part.Share.Snapshot()})
+			Leader: s.leadership(t, p.Key.Partition).Leader, Window: window, Lag: lag, Share: p.Part.Share})
 	}
 	return out
+}
+
+// ShareStory finds group's share partition of topic's partition for its
+// record stories.
+func (s httpState) ShareStory(groupID, topic string, partition int32) (*sharepartition.SharePartition, bool) {
+	t := s.store.Topic(topic)
+	if t == nil || t.Partition(partition) == nil {
+		return nil, false
+	}
+	p := s.shareServing.Lookup(shareserve.Key{Group: groupID, TopicPartition: shareserve.TopicPartition{TopicID: t.ID, Partition: partition}})
+	if p == nil {
+		return nil, true
+	}
+	return p.Share, true
+}
+
+// RecordStory returns what GET
+// /v1/share-groups/{group}/topics/{topic}/partitions/{p}/records/{offset}
+// shows; the error wraps httpapi.ErrNoStory for an unknown group, topic or
+// partition. Embedding tests call it directly.
+func (b *Broker) RecordStory(group, topic string, partition int32, offset int64) (httpapi.RecordStoryJSON, error) {
+	return httpapi.RecordStory(httpState{b}, group, topic, partition, offset)
 }
 
 func (s httpState) Coordinator(typ cluster.CoordinatorType, key string) int32 {

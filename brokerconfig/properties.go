@@ -111,6 +111,8 @@ var brokerProperties = []configdef.Def{
 		Doc: "Prefix every share group's dead-letter topic must have (KIP-1191); empty allows any name. Checked when a dead letter is written."},
 	{Name: "errors.deadletterqueue.auto.create.topics.enable", Default: "false", Kind: configdef.Bool, Scope: configdef.Broker,
 		Doc: "Create a share group's missing dead-letter topic on its first dead letter (KIP-1191), with num.partitions partitions, opted in, CreateTime; false refuses the write."},
+	{Name: "sharebroker.record.story.events", Default: "4096", Kind: configdef.Int, Scope: configdef.Broker, Min: 0, Max: 1 << 20,
+		Doc: "sharebroker's own, not Kafka's: how many record-story events each share partition keeps for `GET /v1/share-groups/{group}/topics/{topic}/partitions/{p}/records/{offset}` and the console (docs/share-groups.md record-story). One event covers a run of offsets that moved together; when the ring is full the oldest events are dropped and stories that lost events say `truncated`. 0 turns stories off."},
 	{Name: "transaction.max.timeout.ms", Default: "900000", Kind: configdef.Int, Scope: configdef.Broker, Min: 1, Max: configdef.Int32Max,
 		Doc: "Largest TransactionTimeoutMs InitProducerId accepts; a larger one is INVALID_TRANSACTION_TIMEOUT."},
 	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Default: "10000", Kind: configdef.Int, Scope: configdef.Broker, Min: 1, Max: configdef.Int32Max,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sharebroker/sharebroker/storage"
@@ -44,14 +45,21 @@ type sink struct {
 }
 
 // segment is one segment file. r reads it: it is opened with the
-// segment and closed when the segment is deleted or the sink closes, and
-// os.File makes a ReadAt racing that Close fail with os.ErrClosed rather
-// than read another file (reads-from-files).
+// segment and closed when the segment is deleted or the sink closes —
+// or, if a Fetch answer pinned it, when the last pin goes
+// (fetch-pins-segments) — and os.File makes a ReadAt racing that Close
+// fail with os.ErrClosed rather than read another file
+// (reads-from-files).
 type segment struct {
 	base  int64
 	size  int64
 	start int64 // stream position of its first byte
 	r     *os.File
+	// pins counts the holders of r once a streamed answer pinned it
+	// (fetch-pins-segments): one for the sink while the segment is in
+	// its list, one per pinned section; r closes when it drops to zero.
+	// nil until the first pin: the sink alone holds r.
+	pins *atomic.Int32
 }
 
 var errClosed = errors.New("data directory closed or topic deleted")
@@ -225,6 +233,7 @@ func (s *sink) close() error {
 	for i := range s.segs {
 		s.segs[i].close()
 	}
+	s.segs = nil // closed: nothing is read or pinned through the sink
 	if s.failed == nil {
 		s.failed = errClosed
 	}
@@ -235,9 +244,11 @@ func (s *sink) close() error {
 // (Long.MAX) never do.
 func (p Policy) flushes() bool { return p.FlushMessages < 1<<63-1 || p.FlushMs < 1<<63-1 }
 
-// close closes the segment's reader; a read racing it fails.
+// close drops the sink's hold on the segment's reader, closing it unless
+// a pinned section still reads it (fetch-pins-segments); a ReadAt racing
+// the close fails. Called under sink.mu, as the segment leaves the list.
 func (g *segment) close() {
-	if g.r != nil {
+	if g.r != nil && (g.pins == nil || g.pins.Add(-1) == 0) {
 		g.r.Close()
 	}
 }

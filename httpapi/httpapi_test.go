@@ -31,6 +31,9 @@ type fake struct {
 	parts  []SharePartition
 	moved  []string
 	faults []faults.Fault
+	// stories are the share partitions of partition 0 of topic "t" the
+	// record-story tests read, by group.
+	stories map[string]*sharepartition.SharePartition
 }
 
 func (f *fake) Ready() bool                             { return f.ready }
@@ -39,7 +42,13 @@ func (f *fake) ACLs() ([]acl.Binding, bool)             { return nil, false }
 func (f *fake) ShareGroupIDs() []string                 { return nil }
 func (f *fake) SharePartitions(string) []SharePartition { return f.parts }
 func (f *fake) CAPEM() []byte                           { return nil }
-func (f *fake) Clock() locktimer.Clock                  { return f.clock }
+func (f *fake) ShareStory(group, topic string, p int32) (*sharepartition.SharePartition, bool) {
+	if t := f.store.Topic(topic); t == nil || t.Partition(p) == nil {
+		return nil, false
+	}
+	return f.stories[group], true
+}
+func (f *fake) Clock() locktimer.Clock { return f.clock }
 func (f *fake) DescribeShareGroups(ids []string) []group.ShareDescribedGroup {
 	out := make([]group.ShareDescribedGroup, len(ids))
 	for i, id := range ids {

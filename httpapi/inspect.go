@@ -42,6 +42,8 @@ type State interface {
 	// CAPEM is the generated CA of the SSL listeners as PEM, nil when none
 	// was generated.
 	CAPEM() []byte
+	// StoryState reads the record stories and the broker clock (story.go).
+	StoryState
 }
 
 // SharePartition is one share partition of a group, as State finds it.
@@ -51,6 +53,12 @@ type SharePartition struct {
 	Partition int32
 	Leader    int32 // the node serving it (share-state-follows-partition)
 	Window    sharepartition.Snapshot
+	// Lag is the records still to be delivered, as the share lag metric
+	// counts them (shareserve.Partition.Lag); -1 before the SPSO is chosen.
+	Lag int64
+	// Share is the share partition itself, whose record stories list its
+	// archives and dead letters; nil lists none.
+	Share *sharepartition.SharePartition
 }
 
 // serveReady answers 200 while the Kafka listener accepts connections, 503
@@ -192,6 +200,9 @@ func serveGroups(s State) http.HandlerFunc {
 type ShareGroupJSON struct {
 	Group      *GroupJSON           `json:"group,omitempty"`
 	Partitions []SharePartitionJSON `json:"partitions"`
+	// Now is the broker clock when the answer was made (RFC 3339 with
+	// nanoseconds), against which lock deadlines count down.
+	Now string `json:"now"`
 }
 
 // SharePartitionJSON is one share partition's in-flight window.
@@ -205,6 +216,12 @@ type SharePartitionJSON struct {
 	InFlightRecords int64       `json:"in_flight_records"`
 	NextFetchOffset int64       `json:"next_fetch_offset"`
 	Ranges          []RangeJSON `json:"ranges"`
+	Lag             int64       `json:"lag"` // -1 before the SPSO is chosen
+	// Archived and DeadLetters are the newest archives and dead-letter
+	// copies the record-story ring still holds, newest last, at most 100
+	// each.
+	Archived    []ArchivedJSON   `json:"archived"`
+	DeadLetters []DeadLetterJSON `json:"dead_letters"`
 }
 
 // RangeJSON is a run of offsets with the same state, owner, delivery count
@@ -244,7 +261,7 @@ func serveShareGroup(s State) http.HandlerFunc {
 // in topic and partition order. ok is false when s knows neither the
 // group nor any share state for it.
 func ShareGroup(s State, id string) (out ShareGroupJSON, ok bool) {
-	out = ShareGroupJSON{Partitions: []SharePartitionJSON{}}
+	out = ShareGroupJSON{Partitions: []SharePartitionJSON{}, Now: formatTime(s.Clock().Now())}
 	if d := s.DescribeShareGroups([]string{id})[0]; d.Err == nil {
 		g := groupJSON(d)
 		out.Group = &g
@@ -253,7 +270,8 @@ func ShareGroup(s State, id string) (out ShareGroupJSON, ok bool) {
 		w := p.Window
 		pj := SharePartitionJSON{Topic: p.Topic, TopicID: topicIDString(p.TopicID), Partition: p.Partition,
 			Leader: p.Leader, SPSO: w.SPSO, SPEO: w.SPEO, InFlightRecords: w.InFlight, NextFetchOffset: w.NextFetchOffset,
-			Ranges: make([]RangeJSON, 0, len(w.Ranges))}
+			Ranges: make([]RangeJSON, 0, len(w.Ranges)), Lag: p.Lag}
+		pj.Archived, pj.DeadLetters = storyLists(p.Share)
 		for _, rs := range w.Ranges {
 			pj.Ranges = append(pj.Ranges, rangeJSON(rs))
 		}

@@ -67,6 +67,7 @@ func routes(mux *http.ServeMux, cfg Config) {
 	mux.HandleFunc("GET /v1/cluster", serveCluster(s))
 	mux.HandleFunc("GET /v1/groups", serveGroups(s))
 	mux.HandleFunc("GET /v1/share-groups/{group}", serveShareGroup(s))
+	mux.HandleFunc("GET /v1/share-groups/{group}/topics/{topic}/partitions/{p}/records/{offset}", serveRecordStory(s))
 	mux.HandleFunc("GET /v1/tls/ca.pem", serveCA(s))
 	mux.HandleFunc("GET /v1/acls", serveACLs(s))
 	if cfg.Control != nil {

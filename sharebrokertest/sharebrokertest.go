@@ -6,8 +6,14 @@
 //	...
 //	b.Advance(30 * time.Second) // acquisition locks expire now, without sleeping
 //	window, _ := b.ShareGroup("g")
+//	story, _ := b.RecordStory("g", "jobs", 0, 42) // what happened to offset 42
 //
-// The broker stops when the test ends.
+// The broker stops when the test ends. If the test failed, its log gets a
+// short report first (Broker.Report): each share group's members and, per
+// share partition, SPSO, SPEO, lag, the in-flight ranges and the latest
+// record stories — what happened to each recently touched offset, in
+// order, on the broker clock (docs/share-groups.md record-story). Every
+// list in it is bounded; WithoutFailureReport turns it off.
 //
 // On the manual clock a fetch that finds nothing waits until records
 // arrive or the test advances the clock past its MaxWaitMs. Clients keep a
@@ -44,6 +50,7 @@ type settings struct {
 	logger    *slog.Logger
 	nodes     int
 	users     []broker.SASLUser
+	noReport  bool
 }
 
 // WithProperty sets a Kafka property, as --config NAME=VALUE does; Start
@@ -138,6 +145,14 @@ func Start(t testing.TB, opts ...Option) *Broker {
 	if a := b.HTTPAddr(); a != nil {
 		out.HTTPAddr = a.String()
 	}
+	if !s.noReport {
+		// Registered after the broker's close, so it runs before it.
+		t.Cleanup(func() {
+			if t.Failed() {
+				t.Log(out.Report())
+			}
+		})
+	}
 	return out
 }
 
@@ -151,6 +166,15 @@ func (b *Broker) Advance(d time.Duration) { b.clock.Advance(d) }
 // tracked offset range), as the HTTP inspection API shows them.
 func (b *Broker) ShareGroup(group string) (httpapi.ShareGroupJSON, bool) {
 	return b.b.ShareGroup(group)
+}
+
+// RecordStory returns the story of one record of group: its state now and
+// what happened to it, in order on the broker clock, as GET
+// /v1/share-groups/{group}/topics/{topic}/partitions/{p}/records/{offset}
+// shows it (docs/share-groups.md record-story). The error wraps
+// httpapi.ErrNoStory for an unknown group, topic or partition.
+func (b *Broker) RecordStory(group, topic string, partition int32, offset int64) (httpapi.RecordStoryJSON, error) {
+	return b.b.RecordStory(group, topic, partition, offset)
 }
 
 // Broker returns the underlying broker, for what this package does not wrap.

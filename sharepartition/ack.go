@@ -200,9 +200,11 @@ func (sp *SharePartition) notAcquiredErr(o int64, r *rec, member string) error {
 
 // ReleaseMember releases everything member holds, as when its share session
 // closes or its connection drops (row 8): each attempt counts, so records
-// at the delivery count limit (or below the SPSO) are archived.
-func (sp *SharePartition) ReleaseMember(member string, now time.Time) {
+// at the delivery count limit (or below the SPSO) are archived. why is
+// ReasonSessionClosed or ReasonConnectionClosed, for the story.
+func (sp *SharePartition) ReleaseMember(member string, why StoryReason, now time.Time) {
 	sp.mu.Lock()
+	sp.releaseReason = why
 	released := false
 	mine := func(r *rec) bool { return r.state == Acquired && r.owner == member }
 	for _, b := range sp.batches {
@@ -229,7 +231,7 @@ func (sp *SharePartition) ReleaseMember(member string, now time.Time) {
 // AVAILABLE records below it are archived; ACQUIRED ones stay until their
 // lock expires or their owner goes (then archived), and acknowledgements
 // for them are skipped.
-func (sp *SharePartition) LogStartMoved(newStart int64) {
+func (sp *SharePartition) LogStartMoved(newStart int64, now time.Time) {
 	sp.mu.Lock()
 	if !sp.initialized || newStart <= sp.spso {
 		sp.mu.Unlock()
@@ -243,7 +245,7 @@ func (sp *SharePartition) LogStartMoved(newStart int64) {
 		}
 	}
 	sp.forRangeLocked(sp.spso, newStart-1, isAvailable, func(s slot) {
-		sp.transitionLocked(s, evLogStart, "", time.Time{})
+		sp.transitionLocked(s, evLogStart, "", now)
 	})
 	sp.spso = newStart
 	if sp.end < sp.spso {

@@ -1,6 +1,7 @@
 package sharepartition
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ func benchPartition(b *testing.B, maxLocks int64) (*SharePartition, *locktimer.M
 	clock := locktimer.NewManualClock(epoch)
 	cfg := defaultConfig()
 	cfg.MaxRecordLocks = maxLocks
+	cfg.StoryEvents = 4096 // sharebroker.record.story.events' default: the broker's hot path
 	sp := New(cfg, locktimer.NewService(clock, nil))
 	sp.InitializeIfNeeded(0)
 	return sp, clock
@@ -121,5 +123,55 @@ func BenchmarkMemoryInFlight(b *testing.B) {
 			}
 			b.ReportMetric(perRecord, "B/record")
 		})
+	}
+}
+
+// BenchmarkStoryRingMillion (record-story-bound) acquires and accepts one
+// record a million times on one partition, each at its own instant so no
+// event continues another, and reports the heap in use before and after
+// (after a warm-up that fills the ring), and bytes and allocations per
+// acquire+accept: the ring keeps memory flat.
+func BenchmarkStoryRingMillion(b *testing.B) {
+	for _, events := range []int{4096, 0} {
+		b.Run(fmt.Sprintf("events=%d", events), func(b *testing.B) { benchStoryRing(b, events) })
+	}
+}
+
+func benchStoryRing(b *testing.B, events int) {
+	const rounds, warmup = 1_000_000, 10_000
+	for b.Loop() {
+		sp, clock := benchPartition(b, 2000)
+		sp.SetConfig(func() Config { c := sp.Config(); c.StoryEvents = events; return c }())
+		now := clock.Now()
+		acks := []AckBatch{{Types: []AckType{AckAccept}}}
+		lbs := make([]LogBatch, 1)
+		var before, after runtime.MemStats
+		for i := range rounds {
+			if i == warmup {
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+			}
+			now = now.Add(time.Microsecond)
+			f := sp.NextFetchOffset()
+			lbs[0] = LogBatch{BaseOffset: f, LastOffset: f}
+			got, err := sp.Acquire(AcquireRequest{Member: "m", FetchOffset: f, Batches: lbs, MaxRecords: 1}, now)
+			if err != nil || len(got) != 1 {
+				b.Fatalf("acquire: %v %v", got, err)
+			}
+			acks[0].FirstOffset, acks[0].LastOffset = f, f
+			if err := sp.Acknowledge("m", acks, now); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		if n := len(sp.story.buf); n != events {
+			b.Fatalf("ring holds %d events", n)
+		}
+		b.ReportMetric(float64(before.HeapInuse), "heap-inuse-before")
+		b.ReportMetric(float64(after.HeapInuse), "heap-inuse-after")
+		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/(rounds-warmup), "B/round")
+		b.ReportMetric(float64(after.Mallocs-before.Mallocs)/(rounds-warmup), "allocs/round")
+		runtime.KeepAlive(sp)
 	}
 }

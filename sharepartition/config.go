@@ -60,6 +60,11 @@ type Config struct {
 	// Counters, when set, is incremented as records move. It may be shared
 	// by many partitions (the fields are atomic).
 	Counters *Counters
+	// StoryEvents is the size of the partition's record-story ring
+	// (story.go, sharebroker.record.story.events): the events kept, the
+	// oldest dropped first; 0 keeps none. A changed size starts the ring
+	// over.
+	StoryEvents int
 }
 
 // Validate reports the first setting out of range. The broker validates
@@ -73,6 +78,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: delivery count limit %d must be at least 1", ErrInvalidRequest, c.DeliveryCountLimit)
 	case c.MaxRecordLocks < 1:
 		return fmt.Errorf("%w: max record locks %d must be at least 1", ErrInvalidRequest, c.MaxRecordLocks)
+	case c.StoryEvents < 0:
+		return fmt.Errorf("%w: story events %d must not be negative", ErrInvalidRequest, c.StoryEvents)
 	}
 	return nil
 }

@@ -79,7 +79,7 @@ func TestDeadLetters(t *testing.T) {
 		h.mustAck("a", 0, 1, AckRelease)
 		h.acquire("a", 2)
 		h.mustAck("a", 0, 0, AckRelease)
-		h.sp.ReleaseMember("a", h.now())
+		h.sp.ReleaseMember("a", ReasonSessionClosed, h.now())
 		h.check()
 		want := []DeadLetter{{0, 0, 2, DeadLetterDeliveryLimit}, {1, 1, 2, DeadLetterDeliveryLimit}} // two calls, never merged across them
 		if !reflect.DeepEqual(d.got, want) {
@@ -93,7 +93,7 @@ func TestDeadLetters(t *testing.T) {
 		h.mustAck("a", 0, 1, AckGap)
 		h.mustAck("a", 2, 3, AckAccept)
 		h.mustAck("a", 4, 5, AckRelease)
-		h.sp.LogStartMoved(6) // archives AVAILABLE [4,5]: a log-start move
+		h.sp.LogStartMoved(6, h.now()) // archives AVAILABLE [4,5]: a log-start move
 		h.check()
 		if len(d.got) != 0 {
 			t.Fatalf("reported %+v", d.got)

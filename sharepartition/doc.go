@@ -26,10 +26,13 @@
 //   - Acknowledge(member, batches, now): §2.5 validation, all or nothing;
 //     GAP, ACCEPT, RELEASE, REJECT and RENEW (row 6: new lock for the full
 //     current lock duration, nothing else changes).
-//   - ReleaseMember(member, now): share session closed or connection
-//     dropped (row 8). LogStartMoved(offset): retention or DeleteRecords
-//     (row 9, §1.4).
-//   - Snapshot, Batches and CheckInvariants for inspection and tests.
+//   - ReleaseMember(member, why, now): share session closed or connection
+//     dropped (row 8). LogStartMoved(offset, now): retention or
+//     DeleteRecords (row 9, §1.4). LeaderMoved(now): leadership moved
+//     (row 12).
+//   - Snapshot, Batches and CheckInvariants for inspection and tests;
+//     Story(offset), StoryKinds and RecentOffsets read the record stories
+//     (story.go), and DeadLettered adds a dead-letter write to them.
 //
 // # Memory and locks
 //

@@ -141,7 +141,7 @@ func goldenStep(t *testing.T, h *harness, line string) (string, *harness) {
 		}
 		h.advance(d)
 	case "release":
-		h.sp.ReleaseMember(f[1], h.now())
+		h.sp.ReleaseMember(f[1], ReasonSessionClosed, h.now())
 		h.check()
 	case "compact":
 		first, last := parseRange(t, f[1])
@@ -154,7 +154,7 @@ func goldenStep(t *testing.T, h *harness, line string) (string, *harness) {
 		h.log = kept
 	case "logstart":
 		o, _ := strconv.ParseInt(f[1], 10, 64)
-		h.sp.LogStartMoved(o)
+		h.sp.LogStartMoved(o, h.now())
 		h.check()
 	default:
 		t.Fatalf("unknown command %q", line)

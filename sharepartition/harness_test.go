@@ -37,6 +37,7 @@ func newHarness(t testing.TB, mut func(*Config)) *harness {
 	cfg := defaultConfig()
 	cfg.Counters = h.ctr
 	cfg.OnChange = func() { h.changes.Add(1) }
+	cfg.StoryEvents = 64 // small, so the model's runs wrap the ring
 	if mut != nil {
 		mut(&cfg)
 	}

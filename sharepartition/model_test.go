@@ -245,7 +245,7 @@ func runOps(t testing.TB, src opSource) {
 			trace = append(trace, fmt.Sprintf("advance %v", d))
 		case 8:
 			member := members[src.intn(len(members))]
-			h.sp.ReleaseMember(member, now)
+			h.sp.ReleaseMember(member, ReasonSessionClosed, now)
 			for o, r := range m.recs {
 				if r.state == Acquired && r.owner == member {
 					m.endAttempt(o, r)
@@ -257,7 +257,7 @@ func runOps(t testing.TB, src opSource) {
 			switch src.intn(3) {
 			case 0:
 				to := m.spso + int64(src.intn(int(m.end-m.spso)+4))
-				h.sp.LogStartMoved(to)
+				h.sp.LogStartMoved(to, h.now())
 				if to > m.spso {
 					for o, r := range m.recs {
 						if o < to && r.state == Available {

@@ -21,20 +21,20 @@ import "time"
 // It returns the number of records freed and always wakes the fetches
 // parked on the partition, so the old leader's answer at once and the new
 // leader's see the freed records.
-func (sp *SharePartition) LeaderMoved() int64 {
+func (sp *SharePartition) LeaderMoved(now time.Time) int64 {
 	sp.mu.Lock()
 	var freed int64
 	for _, b := range sp.batches {
 		if b.offs == nil {
 			if b.state == Acquired {
-				sp.transitionLocked(slot{b, -1}, evLeaderMoved, "", time.Time{})
+				sp.transitionLocked(slot{b, -1}, evLeaderMoved, "", now)
 				freed += b.size()
 			}
 			continue
 		}
 		for i := range b.offs {
 			if b.offs[i].state == Acquired {
-				sp.transitionLocked(slot{b, i}, evLeaderMoved, "", time.Time{})
+				sp.transitionLocked(slot{b, i}, evLeaderMoved, "", now)
 				freed++
 			}
 		}

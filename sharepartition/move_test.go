@@ -21,7 +21,7 @@ func TestLeaderMovedLoadsPersistedState(t *testing.T) {
 	h.expect(32, 39, Available, "", 0)
 	before := h.changes.Load()
 
-	if freed := h.sp.LeaderMoved(); freed != 21 {
+	if freed := h.sp.LeaderMoved(h.now()); freed != 21 {
 		t.Fatalf("freed %d records; want 21", freed)
 	}
 	h.check()
@@ -55,7 +55,7 @@ func TestLeaderMovedTrimsUnpersistedTail(t *testing.T) {
 	h.acquire("a", 10)
 	h.mustAck("a", 0, 9, AckAccept)
 	h.acquire("a", 20) // 10-29, first delivery
-	h.sp.LeaderMoved()
+	h.sp.LeaderMoved(h.now())
 	h.check()
 	h.expectSPSO(10, 10)
 	expectRanges(t, h.acquire("b", 30), 10, 29, 1)
@@ -66,7 +66,7 @@ func TestLeaderMovedTrimsUnpersistedTail(t *testing.T) {
 	h.acquire("a", 10)
 	h.mustAck("a", 0, 9, AckRelease)
 	expectRanges(t, h.acquire("a", 10), 0, 9, 2)
-	h.sp.LeaderMoved()
+	h.sp.LeaderMoved(h.now())
 	h.check()
 	expectRanges(t, h.acquire("b", 10), 0, 9, 2)
 }

@@ -69,6 +69,12 @@ type SharePartition struct {
 	persistedSPSO int64
 	stateEpoch    int32
 	unwritten     []Persisted
+
+	// story is the ring of record-story events (story.go);
+	// releaseReason is why ReleaseMember is letting records go, for the
+	// events it tells.
+	story         storyRing
+	releaseReason StoryReason
 }
 
 // rec is the state of one record, or of a whole batch that has not been
@@ -150,6 +156,7 @@ func (sp *SharePartition) setConfigLocked(cfg Config) {
 		sp.ctr = new(Counters)
 	}
 	sp.maxLimit = max(sp.maxLimit, cfg.DeliveryCountLimit)
+	sp.story.resize(cfg.StoryEvents)
 }
 
 // InitializeIfNeeded sets the SPSO to start if no state exists yet, and
@@ -403,6 +410,7 @@ func (sp *SharePartition) transitionLocked(s slot, ev event, member string, now 
 	}
 	first, last := s.span()
 	n := last - first + 1
+	owner := r.owner // who held it before ev, for the story
 	switch ev {
 	case evAcquire:
 		r.count++
@@ -455,15 +463,16 @@ func (sp *SharePartition) transitionLocked(s slot, ev event, member string, now 
 	// The guard: an attempt that ends without an acknowledgement archives
 	// at the delivery count limit (rows 5, 7, 8) or below the SPSO (rows
 	// 7, 8: the log start moved under an ACQUIRED record).
+	var why StoryReason
 	if to == Available {
 		switch {
 		case last < sp.spso:
-			to = Archived
+			to, why = Archived, ReasonLogStartMoved
 			sp.ctr.Archived[ArchivedLogStart].Add(n)
 		case r.count >= sp.cfg.DeliveryCountLimit && ev != evLeaderMoved:
 			// A moved record is loaded AVAILABLE whatever its count, like
 			// any AVAILABLE record past a lowered limit.
-			to = Archived
+			to, why = Archived, ReasonDeliveryLimit
 			sp.ctr.Archived[ArchivedDeliveryLimit].Add(n)
 			sp.noteDeadLocked(first, last, r.count, DeadLetterDeliveryLimit)
 		default:
@@ -471,6 +480,9 @@ func (sp *SharePartition) transitionLocked(s slot, ev event, member string, now 
 		}
 	}
 	r.state = to
+	if sp.story.size != 0 {
+		sp.tellTransitionLocked(ev, r, first, last, owner, to, why, now)
+	}
 	if sp.cfg.Persist != nil && to != Acquired {
 		sp.notePersistLocked(first, last, to, r.count)
 	}
@@ -518,9 +530,12 @@ func (sp *SharePartition) expire(b *batch, idx int, gen uint64) {
 		return
 	}
 	r.h = nil // it fired; nothing to cancel
+	// The lock expired at its deadline on the broker clock, however late
+	// its timer ran: that is the time the story tells.
+	expired := time.Unix(0, r.deadline)
 	r.deadline = 0
 	sp.liveLocks--
-	sp.transitionLocked(s, evExpire, "", time.Time{})
+	sp.transitionLocked(s, evExpire, "", expired)
 	sp.advanceLocked()
 	sp.unlockAndEmit(true)
 }

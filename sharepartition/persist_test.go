@@ -93,7 +93,7 @@ func checkRestoreIsMove(t testing.TB, h *harness, pl *persistLog) *SharePartitio
 	if err := restored.CheckInvariants(); err != nil {
 		t.Fatal(err)
 	}
-	h.sp.LeaderMoved()
+	h.sp.LeaderMoved(h.now())
 	want, got := h.sp.Snapshot(), restored.Snapshot()
 	if want.SPSO != got.SPSO || got.End > want.End {
 		t.Fatalf("restored SPSO %d end %d; LeaderMoved leaves SPSO %d end %d", got.SPSO, got.End, want.SPSO, want.End)

@@ -159,11 +159,11 @@ func TestRow8_MemberReleased(t *testing.T) {
 	h.log = batches(0, 20, 10)
 	h.acquire("a", 10)
 	h.acquire("b", 10)
-	h.sp.ReleaseMember("a", h.now())
+	h.sp.ReleaseMember("a", ReasonSessionClosed, h.now())
 	h.expect(0, 9, Available, "", 1) // the attempt counted
 	h.expect(10, 19, Acquired, "b", 1)
 	h.acquire("c", 10)
-	h.sp.ReleaseMember("c", h.now())
+	h.sp.ReleaseMember("c", ReasonSessionClosed, h.now())
 	h.check()
 	h.expectSPSO(10, 20) // archived at the limit, passed by the SPSO
 	if h.ctr.Archived[ArchivedDeliveryLimit].Load() != 10 || h.ctr.MemberReleased.Load() != 20 {
@@ -180,7 +180,7 @@ func TestRow9_LogStartMoved(t *testing.T) {
 	h.acquire("a", 10) // 0-9 acquired
 	h.acquire("b", 10) // 10-19
 	h.mustAck("b", 10, 19, AckRelease)
-	h.sp.LogStartMoved(15)
+	h.sp.LogStartMoved(15, h.now())
 	h.check()
 	s := h.sp.Snapshot()
 	if s.SPSO != 15 || s.NextFetchOffset != 15 {
@@ -200,7 +200,7 @@ func TestRow9_LogStartMoved(t *testing.T) {
 		t.Fatalf("%d batches; want only [10,19]", n)
 	}
 	// The log start beyond the window empties it.
-	h.sp.LogStartMoved(40)
+	h.sp.LogStartMoved(40, h.now())
 	h.check()
 	h.expectSPSO(40, 40)
 }
@@ -209,7 +209,7 @@ func TestRow9_LogStartSplitsAcquiredBatch(t *testing.T) {
 	h := newHarness(t, nil)
 	h.log = batches(0, 10, 10)
 	h.acquire("a", 10)
-	h.sp.LogStartMoved(5)
+	h.sp.LogStartMoved(5, h.now())
 	h.check()
 	// The straddling ack skips offsets below SPSO without error.
 	h.mustAck("a", 0, 9, AckRelease)

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
@@ -89,7 +90,10 @@ const (
 type deadLetterWriter struct {
 	o     DeadLetterOptions
 	store *storage.Store
-	now   func() int64 // Unix ms on the broker clock
+	now   func() time.Time // the broker clock
+	// told hears each run of dead letters written, with where they went,
+	// for the share partition's record story.
+	told func(key Key, first, last int64, topic string, partition int32, dlqOffset int64, now time.Time)
 
 	mu sync.Mutex // guards written
 	// written counts records written, by group and reason. Its keys are
@@ -128,7 +132,8 @@ func (d *deadLetterWriter) write(key Key, cfg group.DeadLetterConfig, dead []sha
 	parts := dst.Partitions()
 	dstLog := parts[int(key.Partition)%len(parts)] // Kafka's dlqDestinationPartition
 	opts := d.o.AppendOptions(dst)
-	nowMs := d.now()
+	now := d.now()
+	nowMs := now.UnixMilli()
 	for _, dl := range dead {
 		var copied map[int64]storage.Record
 		if cfg.CopyRecord && srcLog != nil {
@@ -145,7 +150,9 @@ func (d *deadLetterWriter) write(key Key, cfg group.DeadLetterConfig, dead []sha
 		for o := dl.FirstOffset; o <= dl.LastOffset; o++ {
 			out = append(out, dlqRecord(key, src.Name, o, dl, copied, nowMs))
 		}
-		n := appendDeadLetters(dstLog, out, opts)
+		n := appendDeadLetters(dstLog, out, opts, func(first, last, dlqOffset int64) {
+			d.told(key, dl.FirstOffset+first, dl.FirstOffset+last, dst.Name, dstLog.Index, dlqOffset, now)
+		})
 		if n > 0 {
 			d.counter(key.Group, dl.Reason).Add(n)
 		}
@@ -181,17 +188,21 @@ func dlqRecord(key Key, topic string, o int64, dl sharepartition.DeadLetter,
 
 // appendDeadLetters writes recs as one batch, or one batch per record when
 // together they exceed the topic's max.message.bytes (Kafka splits its
-// produce the same way), and returns how many were written.
-func appendDeadLetters(p *storage.Partition, recs []storage.Record, opts storage.AppendOptions) int64 {
+// produce the same way), and returns how many were written. written hears
+// each run of recs appended, by index in recs, with the offset its first
+// record got.
+func appendDeadLetters(p *storage.Partition, recs []storage.Record, opts storage.AppendOptions, written func(first, last, dlqOffset int64)) int64 {
 	opts.NowMs = recs[0].Timestamp
-	if _, err := p.Append(storage.BuildBatch(recs), opts); err == nil {
+	if res, err := p.Append(storage.BuildBatch(recs), opts); err == nil {
+		written(0, int64(len(recs))-1, res.BaseOffset)
 		return int64(len(recs))
 	} else if len(recs) == 1 || !errors.Is(err, storage.ErrMessageTooLarge) {
 		return 0
 	}
 	var n int64
 	for i := range recs {
-		if _, err := p.Append(storage.BuildBatch(recs[i:i+1]), opts); err == nil {
+		if res, err := p.Append(storage.BuildBatch(recs[i:i+1]), opts); err == nil {
+			written(int64(i), int64(i), res.BaseOffset)
 			n++
 		}
 	}

@@ -203,7 +203,7 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 		}
 		log, sp := r.log, r.part.Share
 		if logStart := log.Offsets().LogStart; sp.StartOffset() < logStart {
-			sp.LogStartMoved(logStart) // rows 9 and §1.4: archive what retention removed
+			sp.LogStartMoved(logStart, now) // rows 9 and §1.4: archive what retention removed
 		}
 		if f.edge != nil {
 			r.part.moving.RLock()

@@ -3,6 +3,7 @@ package shareserve
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,10 @@ type Options struct {
 	// names a dead-letter topic are written there (dead_letter.go). A group
 	// without one carries no hook.
 	DeadLetters *DeadLetterOptions
+	// StoryEvents is sharebroker.record.story.events: the record-story
+	// events each share partition keeps (sharepartition.Config.StoryEvents);
+	// 0 keeps none.
+	StoryEvents int
 	// onDeadLetter, when set, is told of dead letters instead of the
 	// writer, with the group's dead-letter config: the package's tests
 	// watch which share partitions carry the hook with it.
@@ -88,6 +93,7 @@ type Service struct {
 	// topic; nil with dead-letter queues off. deadLetters is its writer.
 	deadLetter  func(Key, group.DeadLetterConfig, []sharepartition.DeadLetter)
 	deadLetters *deadLetterWriter
+	storyEvents int
 
 	// Sessions is the share-session cache (share-groups.md §2.4).
 	Sessions *Sessions
@@ -130,7 +136,7 @@ func (s *Service) Restore(groupID string, t *storage.Topic, log *storage.Partiti
 	if err := p.Share.Restore(st); err != nil {
 		return err
 	}
-	p.Share.LogStartMoved(log.Offsets().LogStart)
+	p.Share.LogStartMoved(log.Offsets().LogStart, s.clock.Now())
 	s.byKey[key] = p
 	return nil
 }
@@ -145,6 +151,7 @@ func New(o Options) *Service {
 		counters:    &sharepartition.Counters{},
 		edge:        o.Edge,
 		deadLetter:  o.onDeadLetter,
+		storyEvents: o.StoryEvents,
 		Sessions:    newSessions(o.MaxSessions),
 		byKey:       make(map[Key]*Partition),
 	}
@@ -152,12 +159,22 @@ func New(o Options) *Service {
 		s.deadLetters = &deadLetterWriter{
 			o:       *o.DeadLetters,
 			store:   o.Store,
-			now:     func() int64 { return o.Clock.Now().UnixMilli() },
+			now:     o.Clock.Now,
 			written: make(map[DeadLetterSeries]*atomic.Int64),
+			told:    s.deadLettered,
 		}
 		s.deadLetter = s.deadLetters.write
 	}
 	return s
+}
+
+// deadLettered tells key's share partition, for its record stories, that
+// the dead letters of first..last went to partition of topic from
+// dlqOffset on.
+func (s *Service) deadLettered(key Key, first, last int64, topic string, partition int32, dlqOffset int64, now time.Time) {
+	if p := s.Lookup(key); p != nil {
+		p.Share.DeadLettered(first, last, topic, partition, dlqOffset, now)
+	}
 }
 
 // Close stops the lock timers: no lock expires after it returns.
@@ -227,6 +244,7 @@ func (s *Service) partitionConfig(key Key, cfg group.ShareGroupConfig, p *Partit
 		ReadCommitted:      cfg.IsolationLevel == group.ReadCommitted,
 		OnChange:           p.waiters.Notify,
 		Counters:           s.counters,
+		StoryEvents:        s.storyEvents,
 	}
 }
 
@@ -269,6 +287,20 @@ func (s *Service) OfGroup(groupID string) []Keyed {
 		}
 	}
 	return out
+}
+
+// Groups lists the groups holding share-partition state, sorted: those
+// the coordinator knows, and any whose state outlived (or never had) a
+// member.
+func (s *Service) Groups() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for k := range s.byKey {
+		out = append(out, k.Group)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // DropGroup forgets every share partition of a deleted group.
@@ -314,7 +346,7 @@ func (s *Service) DropTopic(groupID string, topicID storage.TopicID) int {
 // holds on the session's partitions (row 8: the attempt counts, and the
 // delivery limit applies).
 func (s *Service) closeSession(key SessionKey, now time.Time) {
-	s.release(key, s.Sessions.close(key), now)
+	s.release(key, s.Sessions.close(key), sharepartition.ReasonSessionClosed, now)
 }
 
 // OwnerClosed ends the share sessions the connection owner opened and
@@ -322,20 +354,21 @@ func (s *Service) closeSession(key SessionKey, now time.Time) {
 // disconnects gives its records back now, not when their locks expire.
 func (s *Service) OwnerClosed(owner any, now time.Time) {
 	for key, parts := range s.Sessions.closedOwner(owner) {
-		s.release(key, parts, now)
+		s.release(key, parts, sharepartition.ReasonConnectionClosed, now)
 	}
 }
 
 // release releases key's member's records on parts, only where the
 // session's node leads: Kafka's SharePartitionManager.releaseSession looks
 // in the node's own share-partition cache, which holds only what it leads.
-func (s *Service) release(key SessionKey, parts []TopicPartition, now time.Time) {
+// why (session or connection closed) goes into the records' stories.
+func (s *Service) release(key SessionKey, parts []TopicPartition, why sharepartition.StoryReason, now time.Time) {
 	for _, tp := range parts {
 		if s.edge != nil && s.edge.Leads(key.Node, tp) != nil {
 			continue
 		}
 		if p := s.Lookup(Key{Group: key.Group, TopicPartition: tp}); p != nil {
-			p.Share.ReleaseMember(key.Member, now)
+			p.Share.ReleaseMember(key.Member, why, now)
 		}
 	}
 }
@@ -366,9 +399,10 @@ func (s *Service) LeaderMoved(topicID storage.TopicID, partition int32, from, to
 	}
 	s.mu.Unlock()
 	var freed int64
+	now := s.clock.Now()
 	for _, p := range parts {
 		p.moving.Lock()
-		freed += p.Share.LeaderMoved()
+		freed += p.Share.LeaderMoved(now)
 		p.moving.Unlock()
 		p.waiters.Notify()
 	}
@@ -380,9 +414,19 @@ func (s *Service) LeaderMoved(topicID storage.TopicID, partition int32, from, to
 // already finished (acknowledged or archived) inside the in-flight window
 // (share-groups.md §5.1). Both are -1 before the SPSO is chosen.
 func (p *Partition) Lag() (spso, lag int64) {
-	snap := p.Share.Snapshot()
+	snap, lag := p.Inspect()
 	if !snap.Initialized {
 		return -1, -1
+	}
+	return snap.SPSO, lag
+}
+
+// Inspect returns the share partition's window and its lag (as Lag: -1
+// before the SPSO is chosen) from one snapshot.
+func (p *Partition) Inspect() (snap sharepartition.Snapshot, lag int64) {
+	snap = p.Share.Snapshot()
+	if !snap.Initialized {
+		return snap, -1
 	}
 	finished := int64(0)
 	for _, rs := range snap.Ranges {
@@ -394,5 +438,5 @@ func (p *Partition) Lag() (spso, lag int64) {
 		}
 	}
 	hw := p.Log.Offsets().HighWatermark
-	return snap.SPSO, max(hw-snap.SPSO-finished, 0)
+	return snap, max(hw-snap.SPSO-finished, 0)
 }

@@ -46,6 +46,12 @@ type FileLog interface {
 	// deletion of segments; bytes of a segment deleted meanwhile are an
 	// error, never other bytes.
 	ReadAt(dst []byte, pos int64) error
+	// Pin returns the stream's bytes [pos, pos+n) as a Section that
+	// writes exactly those bytes until it is released, even if their
+	// segments are deleted meanwhile (fetch-pins-segments). Like ReadAt
+	// it may be called without the partition's lock; bytes no segment
+	// holds any more are an error.
+	Pin(pos, n int64) (Section, error)
 }
 
 // fileLog returns s as a FileLog, or nil.

@@ -316,9 +316,21 @@ type ReadResult struct {
 	// Records holds whole stored batches, back to back, starting with the
 	// batch that contains the requested offset.
 	Records Records
+	// Stream, set only by ReadStreamInto, holds the batches instead of
+	// Records when some of them stay in the partition's files until the
+	// answer is written (fetch-from-files).
+	Stream *Stream
 	// Aborted lists, for a read_committed read, the aborted transactions
 	// that overlap Records (read-committed-fetch).
 	Aborted []AbortedTxn
+}
+
+// Len returns the size of the batches read, in bytes.
+func (r ReadResult) Len() int {
+	if r.Stream != nil {
+		return r.Stream.Len()
+	}
+	return r.Records.Len()
 }
 
 // Read returns stored batches starting with the one that holds offset, up
@@ -345,6 +357,11 @@ func (p *Partition) ReadIsolated(offset int64, maxBytes int32, includeOne, readC
 // ReadIsolatedInto is ReadIsolated copying what it reads from files into
 // rb (nil: a new buffer). An in-memory log never uses rb.
 func (p *Partition) ReadIsolatedInto(offset int64, maxBytes int32, includeOne, readCommitted bool, rb *ReadBuffer) (ReadResult, error) {
+	return p.readIsolated(offset, maxBytes, includeOne, readCommitted, rb, false)
+}
+
+// readIsolated is ReadIsolatedInto, or with stream ReadStreamInto.
+func (p *Partition) readIsolated(offset int64, maxBytes int32, includeOne, readCommitted bool, rb *ReadBuffer, stream bool) (ReadResult, error) {
 	p.mu.RLock()
 	res := ReadResult{Offsets: p.offsetsLocked()}
 	if offset < p.logStart || offset > p.nextOffset {
@@ -367,13 +384,16 @@ func (p *Partition) ReadIsolatedInto(offset int64, maxBytes int32, includeOne, r
 	if readCommitted {
 		res.Aborted = p.abortedLocked(offset, p.batches[j-1].lastOffset)
 	}
-	if p.file != nil {
-		var err error
+	var err error
+	switch {
+	case p.file != nil && stream:
+		res.Records, res.Stream, err = p.streamFileRUnlock(i, j, rb)
+	case p.file != nil:
 		res.Records, err = p.readFileRUnlock(i, j, rb)
-		return res, err
+	default:
+		res.Records = p.spanRUnlock(i, j)
 	}
-	res.Records = p.spanRUnlock(i, j)
-	return res, nil
+	return res, err
 }
 
 // spanRUnlock returns batches [i, j) (j > i) as one piece per chunk they

@@ -33,12 +33,21 @@ type RecordPieces func(t, p int) [][]byte
 // endpoints, unknown tags) — or carries too few record bytes to be worth
 // splicing; encode it with AppendResponse instead.
 func AppendFetchResponse(dst []byte, segs [][]byte, correlationID int32, resp *kmsg.FetchResponse, pieces RecordPieces) (out []byte, outSegs [][]byte, ok bool) {
+	out, outSegs, _, ok = appendFetchResponse(dst, segs, correlationID, resp, pieces, nil)
+	return out, outSegs, ok
+}
+
+// appendFetchResponse is AppendFetchResponse where sources, when not nil,
+// gives the partitions whose records a source writes (FetchResponse.
+// AppendFrame).
+func appendFetchResponse(dst []byte, segs [][]byte, correlationID int32, resp *kmsg.FetchResponse, pieces RecordPieces, sources func(t, p int) RecordSource) (out []byte, outSegs [][]byte, srcs []RecordSource, ok bool) {
 	if !spliceable(resp) {
-		return dst, segs, false
+		return dst, segs, nil, false
 	}
 	v := resp.Version
 	flexible := v >= 12
 	sp := newSplicer(dst, correlationID, flexible)
+	sp.sources = sources
 	if v >= 1 {
 		sp.dst = binary.BigEndian.AppendUint32(sp.dst, uint32(resp.ThrottleMillis))
 	}
@@ -87,7 +96,7 @@ func AppendFetchResponse(dst []byte, segs [][]byte, correlationID int32, resp *k
 	if flexible {
 		sp.dst = append(sp.dst, 0) // response tags
 	}
-	return sp.finish(segs)
+	return sp.finishSources(segs)
 }
 
 // splicer builds a response frame whose record bytes stay where they are:
@@ -100,11 +109,17 @@ type splicer struct {
 	flexible    bool
 	splices     []splice
 	recordBytes int
+	// sources, when not nil, gives the partitions whose records a source
+	// writes; they win over pieces and the records field.
+	sources func(t, p int) RecordSource
 }
 
+// splice is record bytes to write at offset at of dst: records, or what
+// src writes.
 type splice struct {
 	at      int
 	records []byte
+	src     RecordSource
 }
 
 // newSplicer starts a frame: size (filled in by finish), correlation ID,
@@ -123,6 +138,16 @@ func newSplicer(dst []byte, correlationID int32, flexible bool) *splicer {
 // length, then its bytes spliced in, taken from pieces when that has them
 // for the partition and from b otherwise.
 func (sp *splicer) records(b []byte, pieces RecordPieces, t, p int) {
+	if sp.sources != nil {
+		if src := sp.sources(t, p); src != nil {
+			sp.dst = appendNullableBytesLen(sp.dst, src.Len(), false, sp.flexible)
+			if src.Len() > 0 {
+				sp.splices = append(sp.splices, splice{at: len(sp.dst), src: src})
+				sp.recordBytes += src.Len()
+			}
+			return
+		}
+	}
 	var split [][]byte
 	if pieces != nil {
 		split = pieces(t, p)
@@ -154,20 +179,33 @@ func (sp *splicer) splice(b []byte) {
 // false, dst as it was) when the records are too few to be worth a
 // vectored write.
 func (sp *splicer) finish(segs [][]byte) ([]byte, [][]byte, bool) {
+	dst, segs, _, ok := sp.finishSources(segs)
+	return dst, segs, ok
+}
+
+// finishSources is finish for a frame that may have sources: each leaves
+// a nil segment, and srcs lists them in order.
+func (sp *splicer) finishSources(segs [][]byte) ([]byte, [][]byte, []RecordSource, bool) {
 	if sp.recordBytes < minSpliceBytes {
-		return sp.dst[:sp.start], segs, false
+		return sp.dst[:sp.start], segs, nil, false
 	}
 	binary.BigEndian.PutUint32(sp.dst[sp.start:], uint32(len(sp.dst)-sp.start-4+sp.recordBytes))
+	var srcs []RecordSource
 	prev := sp.start
 	for _, s := range sp.splices {
 		if s.at > prev { // pieces of one field follow each other directly
 			segs = append(segs, sp.dst[prev:s.at])
 		}
-		segs = append(segs, s.records)
+		if s.src != nil {
+			segs = append(segs, nil)
+			srcs = append(srcs, s.src)
+		} else {
+			segs = append(segs, s.records)
+		}
 		prev = s.at
 	}
 	segs = append(segs, sp.dst[prev:])
-	return sp.dst, segs, true
+	return sp.dst, segs, srcs, true
 }
 
 // spliceable reports whether resp sets nothing but the fields

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"io"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -27,6 +28,19 @@ type splitRecords struct {
 type splitPartition struct {
 	topic, partition int
 	records          [][]byte
+	// src, when not nil, writes the partition's records instead (Source).
+	src RecordSource
+}
+
+// RecordSource is a partition's record bytes that are not in memory when
+// the answer is encoded: they stay in a data directory's segment files and
+// the source writes them itself when the frame goes out (storage.Stream,
+// docs/log.md fetch-from-files), so a large answer to a slow client holds
+// no copy of them.
+type RecordSource interface {
+	io.WriterTo
+	// Len is how many bytes WriteTo writes.
+	Len() int
 }
 
 // Field returns what the kmsg records field of partition p of topic t
@@ -41,6 +55,25 @@ func (s *splitRecords) Field(t, p int, records [][]byte) []byte {
 		return records[0]
 	}
 	s.split = append(s.split, splitPartition{topic: t, partition: p, records: records})
+	return nil
+}
+
+// Source records src as the records of partition p of topic t and returns
+// what the kmsg records field holds meanwhile: nil, which becomes an empty
+// record set when the answer is sent (emptyRecordSets), and which src
+// wins over in AppendFrame.
+func (s *splitRecords) Source(t, p int, src RecordSource) []byte {
+	s.split = append(s.split, splitPartition{topic: t, partition: p, src: src})
+	return nil
+}
+
+// source returns the RecordSource of partition p of topic t, or nil.
+func (s *splitRecords) source(t, p int) RecordSource {
+	for _, sp := range s.split {
+		if sp.topic == t && sp.partition == p {
+			return sp.src
+		}
+	}
 	return nil
 }
 
@@ -66,12 +99,37 @@ func (s *splitRecords) RecordPieces() RecordPieces {
 }
 
 // join hands every split partition's records, joined, to set, and forgets
-// the pieces.
+// the pieces. A source's records are read into memory: this is the
+// encoding for answers the splicer cannot write, which are rare (see
+// AppendFetchResponse) or small. A source that fails part way leaves
+// what it wrote: whole batches and at most one cut short, which clients
+// drop as they drop a batch cut by a fetch's byte limit.
 func (s *splitRecords) join(set func(t, p int, records []byte)) {
 	for _, sp := range s.split {
+		if sp.src != nil {
+			var b bytes.Buffer
+			b.Grow(sp.src.Len())
+			sp.src.WriteTo(&b)
+			set(sp.topic, sp.partition, b.Bytes())
+			continue
+		}
 		set(sp.topic, sp.partition, bytes.Join(sp.records, nil))
 	}
 	s.split = nil
+}
+
+// AppendFrame is AppendFetchResponse for r with its split records: pieces
+// go out as they are, and the bytes of each partition whose records a
+// source writes are left out. Where they belong, segs holds a nil segment,
+// and srcs lists the sources in the order of those nil segments: the
+// caller writes the segments in order and, for each nil one, the next
+// source's bytes.
+func (r *FetchResponse) AppendFrame(dst []byte, segs [][]byte, correlationID int32) (out []byte, outSegs [][]byte, srcs []RecordSource, ok bool) {
+	var sources func(t, p int) RecordSource
+	if len(r.split) > 0 {
+		sources = r.source
+	}
+	return appendFetchResponse(dst, segs, correlationID, &r.FetchResponse, r.RecordPieces(), sources)
 }
 
 // FetchResponse is a Fetch answer whose records may be split.
