@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"fmt"
+
 	"github.com/sharebroker/sharebroker/brokerconfig"
 	"github.com/sharebroker/sharebroker/configdef"
 	"github.com/sharebroker/sharebroker/persist"
@@ -18,9 +20,10 @@ import (
 func (b *Broker) newPersist() *persist.Binding {
 	never := func(name string) bool { return b.cfg.props.Int64(name) == configdef.Int64Max }
 	return persist.New(persist.Config{
-		Dir:          b.cfg.DataDir,
-		SyncMeta:     !never("log.flush.interval.messages") || !never("log.flush.interval.ms"),
-		CompactEvery: max(1, int(b.cfg.props.Int32("share.coordinator.snapshot.update.records.per.snapshot"))),
+		Dir:           b.cfg.DataDir,
+		SyncMeta:      !never("log.flush.interval.messages") || !never("log.flush.interval.ms"),
+		CompactEvery:  max(1, int(b.cfg.props.Int32("share.coordinator.snapshot.update.records.per.snapshot"))),
+		MaxBatchBytes: int64(b.cfg.props.Int32("socket.request.max.bytes")),
 		TopicDefault: func(name string) string {
 			p, _ := brokerconfig.Lookup(name, configdef.Topic)
 			return b.cfg.props[p.Synonym]
@@ -52,3 +55,11 @@ func (b *Broker) recoverData() error {
 // newProducerID hands out an idempotent or transactional producer ID, from
 // blocks the data directory reserved when there is one.
 func (b *Broker) newProducerID() int64 { return b.data.NewProducerID() }
+
+// RepairDataDir runs the repair tool on the data directory dir, which no
+// broker may be using: each file recovery would refuse is cut at the byte
+// it names, what is cut is kept under DIR/lost+found, and the report says
+// what went (docs/durability.md repair-data-dir).
+func RepairDataDir(dir string) (fmt.Stringer, error) {
+	return persist.Repair(dir)
+}

@@ -142,7 +142,7 @@ func (d *Dir) compactMeta() (before, after int, err error) {
 	// fails without renaming goes on from cut in the same file.
 	d.compactFrom = cut
 	snap := snapshot(st)
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := openNoFollow(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return 0, 0, fmt.Errorf("compacting %s: %w", name, err)
 	}
@@ -206,7 +206,7 @@ func (d *Dir) compactHook(stage string) {
 
 // readRange reads bytes [from, to) of the file at name.
 func readRange(name string, from, to int64) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := openNoFollow(name, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -21,11 +22,14 @@ import (
 const FormatVersion = 1
 
 const (
-	formatFile  = "format"
-	lockName    = "lock"
-	metaFile    = "meta.log"
-	logsDir     = "logs"
-	formatMagic = "sharebroker-data"
+	formatFile = "format"
+	lockName   = "lock"
+	metaFile   = "meta.log"
+	logsDir    = "logs"
+	// lostFoundDir holds what recovery and repair set aside instead of
+	// deleting (set-aside-not-deleted).
+	lostFoundDir = "lost+found"
+	formatMagic  = "sharebroker-data"
 )
 
 // Errors a caller may want to tell apart.
@@ -37,7 +41,30 @@ var (
 	// ErrCorrupt: data that is not a torn tail failed to read back
 	// (no-silent-loss).
 	ErrCorrupt = errors.New("data directory corrupt")
+	// ErrSymlink: a symbolic link where a file or directory of the data
+	// directory belongs (no-symlinks).
+	ErrSymlink = errors.New("symbolic link in the data directory")
 )
+
+func symlinkError(name string) error {
+	return fmt.Errorf("%w: %s; recovery opens the directory's files only as themselves, never through a link: put the file or directory it points to in its place", ErrSymlink, name)
+}
+
+// checkNotSymlink refuses a symbolic link at name (no-symlinks); a
+// missing name is fine.
+func checkNotSymlink(name string) error {
+	fi, err := os.Lstat(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return symlinkError(name)
+	}
+	return nil
+}
 
 // Policy is what a topic's configs say about its files, as the broker
 // resolves them from its property table.
@@ -67,6 +94,10 @@ type Options struct {
 	// OnCompacted hears a background compaction done, with the metadata
 	// log's size in bytes before and after it. Nil ignores it.
 	OnCompacted func(before, after int)
+	// MaxBatchBytes is the largest batch one write can carry, for telling
+	// a torn tail from corruption (tail.go); 0 means
+	// DefaultMaxBatchBytes. The broker sets socket.request.max.bytes.
+	MaxBatchBytes int64
 }
 
 // Dir is an open, locked data directory. After Recover it is the store's
@@ -95,6 +126,10 @@ type Dir struct {
 	compactState    *metaState
 	compactFrom     int64
 	testCompactHook func(stage string) // tests: called between steps
+
+	// lostFound is the lost+found/<time> directory this run sets things
+	// aside in, once it has one.
+	lostFound string
 }
 
 // topicFiles is what the Dir knows of one live topic.
@@ -122,7 +157,7 @@ func Open(path string, opts Options) (*Dir, error) {
 	if err := os.MkdirAll(path, 0o755); err != nil {
 		return nil, fmt.Errorf("data directory: %w", err)
 	}
-	lf, err := os.OpenFile(filepath.Join(path, lockName), os.O_CREATE|os.O_RDWR, 0o644)
+	lf, err := openNoFollow(filepath.Join(path, lockName), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("data directory %s: %w", path, err)
 	}
@@ -145,7 +180,7 @@ func (d *Dir) Path() string { return d.path }
 // holds no data yet.
 func (d *Dir) checkFormat() error {
 	name := filepath.Join(d.path, formatFile)
-	b, err := os.ReadFile(name)
+	b, err := readSmallFile(name)
 	if errors.Is(err, os.ErrNotExist) {
 		if _, err := os.Stat(filepath.Join(d.path, metaFile)); err == nil {
 			return fmt.Errorf("%w: %s has a %s but no %s file", ErrCorrupt, d.path, metaFile, formatFile)
@@ -164,6 +199,18 @@ func (d *Dir) checkFormat() error {
 		return fmt.Errorf("%w: %s is format version %d; this broker reads up to version %d", ErrNewerFormat, d.path, version, FormatVersion)
 	}
 	return nil
+}
+
+// readSmallFile reads the start of the file at name, never following a
+// symbolic link and never more than 256 bytes: the format file is one
+// short line, and a larger one is not a format file.
+func readSmallFile(name string) ([]byte, error) {
+	f, err := openNoFollow(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, 256))
 }
 
 // Close closes the files and releases the lock. Sinks refuse writes after it.
@@ -199,7 +246,7 @@ func (d *Dir) Close() error {
 // the old file or the new one.
 func writeFileAtomic(name string, data []byte) error {
 	tmp := name + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := openNoFollow(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -283,19 +284,47 @@ func TestDeleteTopic(t *testing.T) {
 	}
 }
 
-// Unknown topic directories (a crash between the delete record and the
-// removal) are removed at start and reported.
-func TestUnknownTopicDirRemoved(t *testing.T) {
+// set-aside-not-deleted: a directory under logs/ of a topic the metadata
+// log does not know is moved to lost+found, with what it holds, and
+// reported; a deleted topic's directory (its deletion is in the metadata
+// log) is removed.
+func TestUnknownTopicDirSetAside(t *testing.T) {
 	dir := t.TempDir()
-	d, _, _ := open(t, dir, Options{})
+	d, store, _ := open(t, dir, Options{})
+	gone, _ := store.CreateTopic("gone", 1, nil)
+	appendPlain(t, gone.Partition(0), 1)
 	d.Close()
+	// A crash after the deletion was logged, before its files went.
+	goneDir := filepath.Join(dir, logsDir, topicIDString(gone.ID))
+	saved := filepath.Join(t.TempDir(), "saved")
+	if err := os.Rename(goneDir, saved); err != nil {
+		t.Fatal(err)
+	}
+	d, store, _ = open(t, dir, Options{})
+	if _, err := store.DeleteTopic("gone"); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if err := os.Rename(saved, goneDir); err != nil {
+		t.Fatal(err)
+	}
 	stray := filepath.Join(dir, logsDir, "00112233445566778899aabbccddeeff", "0")
 	if err := os.MkdirAll(stray, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(stray, segmentName(0)), []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, _, rep := open(t, dir, Options{})
-	if len(rep.Removed) != 1 {
-		t.Errorf("removed %v, want the stray directory", rep.Removed)
+	if len(rep.SetAside) != 1 || rep.SetAside[0].From != filepath.Dir(stray) {
+		t.Fatalf("set aside %v, want the stray directory", rep.SetAside)
+	}
+	b, err := os.ReadFile(filepath.Join(rep.SetAside[0].To, "0", segmentName(0)))
+	if err != nil || string(b) != "kept" || !strings.HasPrefix(rep.SetAside[0].To, filepath.Join(dir, lostFoundDir)) {
+		t.Fatalf("the stray segment in lost+found: %q %v (moved to %s)", b, err, rep.SetAside[0].To)
+	}
+	if len(rep.Removed) != 1 || rep.Removed[0].Name != goneDir {
+		t.Errorf("removed %v, want the deleted topic's %s", rep.Removed, goneDir)
 	}
 }
 

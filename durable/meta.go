@@ -2,6 +2,7 @@ package durable
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
@@ -83,6 +84,10 @@ type metaRecord struct {
 	ProducerID int64     `json:"producer_id,omitempty"`
 
 	ACLs []ACL `json:"acls,omitempty"`
+
+	// pos is the record's byte position in the file it was read from,
+	// for errors about it; it is not written.
+	pos int64
 }
 
 // GroupOffset is one committed offset of a group.
@@ -128,52 +133,63 @@ func appendMetaRecord(buf []byte, r metaRecord) []byte {
 }
 
 // readMetaLog decodes the records of a metadata log held in b. valid is
-// the length of the whole records before a torn tail (len(b) without one).
-// A bad record followed by more data is ErrCorrupt (no-silent-loss).
+// the length of the whole records before a torn tail (len(b) without
+// one). Anything else invalid is a *CorruptError (no-silent-loss).
 func readMetaLog(b []byte) (recs []metaRecord, valid int, err error) {
-	pos := 0
-	for pos < len(b) {
-		bad := func(why string) ([]metaRecord, int, error) {
-			if allZero(b[pos:]) {
-				return recs, pos, nil
-			}
-			return recs, pos, fmt.Errorf("%w: %s at byte %d: %s", ErrCorrupt, metaFile, pos, why)
-		}
-		if len(b)-pos < metaHeaderBytes {
-			return recs, pos, nil // torn: the header itself is cut short
-		}
-		n := int(binary.BigEndian.Uint32(b[pos:]))
-		if n == 0 || n > maxMetaRecordBytes {
-			return bad(fmt.Sprintf("record length %d", n))
-		}
-		end := pos + metaHeaderBytes + n
-		if end > len(b) {
-			return recs, pos, nil // torn: the payload is cut short
-		}
-		payload := b[pos+metaHeaderBytes : end]
-		if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(b[pos+4:]) {
-			if end == len(b) {
-				return recs, pos, nil // torn: the last record's bytes never all reached the file
-			}
-			return bad("CRC mismatch")
-		}
-		var r metaRecord
-		if err := json.Unmarshal(payload, &r); err != nil {
-			return recs, pos, fmt.Errorf("%w: %s at byte %d: %v", ErrCorrupt, metaFile, pos, err)
-		}
+	v, err := scanMeta(bytes.NewReader(b), int64(len(b)), metaFile, func(r metaRecord) error {
 		recs = append(recs, r)
-		pos = end
-	}
-	return recs, pos, nil
+		return nil
+	})
+	return recs, int(v), err
 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
+// scanMeta reads the records of the metadata log in r, of size bytes, in
+// bounded steps (one buffered reader, one payload buffer no larger than
+// the largest record), and calls fn with each in order, its position
+// set. It returns where the whole records end: size, or the start of a
+// torn tail (tail.go). Anything else invalid is a *CorruptError naming
+// name and the byte.
+func scanMeta(r io.ReaderAt, size int64, name string, fn func(metaRecord) error) (valid int64, err error) {
+	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 64<<10)
+	var hdr [metaHeaderBytes]byte
+	var payload []byte
+	pos := int64(0)
+	for pos < size {
+		if size-pos < metaHeaderBytes {
+			return pos, tornMetaTail(r, name, pos, size, "a record header cut short")
 		}
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			return pos, fmt.Errorf("%s: %w", name, err)
+		}
+		n := int64(binary.BigEndian.Uint32(hdr[:]))
+		if n == 0 || n > maxMetaRecordBytes {
+			return pos, tornMetaTail(r, name, pos, size, fmt.Sprintf("record length %d", n))
+		}
+		end := pos + metaHeaderBytes + n
+		if end > size {
+			return pos, tornMetaTail(r, name, pos, size, fmt.Sprintf("a record of %d bytes cut short at %d", n, size-pos-metaHeaderBytes))
+		}
+		if int64(cap(payload)) < n {
+			payload = make([]byte, n)
+		}
+		payload = payload[:n]
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return pos, fmt.Errorf("%s: %w", name, err)
+		}
+		if crc32.Checksum(payload, castagnoli) != binary.BigEndian.Uint32(hdr[4:]) {
+			return pos, tornMetaTail(r, name, pos, size, "CRC mismatch")
+		}
+		var rec metaRecord
+		if err := json.Unmarshal(payload, &rec); err != nil {
+			return pos, corruptAt(name, pos, "a record whose CRC matches does not decode: %v", err)
+		}
+		rec.pos = pos
+		if err := fn(rec); err != nil {
+			return pos, err
+		}
+		pos = end
 	}
-	return true
+	return pos, nil
 }
 
 // metaLog appends records to meta.log. Dir.mu guards it.
@@ -214,29 +230,30 @@ func (m *metaLog) append(r metaRecord) error {
 
 func (m *metaLog) close() error { return m.f.Close() }
 
-// readMetaFile reads the metadata log at name, cutting a torn tail off the
-// file; dropped is how many bytes that took. A missing file is empty.
-func readMetaFile(name string) (recs []metaRecord, dropped int64, err error) {
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
+// readMetaFile reads the metadata log at name in bounded steps
+// (scanMeta); valid is where the whole records end, dropped how many
+// bytes of a torn tail follow them. It changes nothing: the snapshot Recover writes over the file
+// leaves the tail behind. A missing file is empty; a symbolic link is
+// refused (no-symlinks).
+func readMetaFile(name string) (recs []metaRecord, valid, dropped int64, err error) {
+	f, err := openNoFollow(name, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, nil
+		return nil, 0, 0, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(bufio.NewReader(f))
+	fi, err := f.Stat()
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s: %w", name, err)
+		return nil, 0, 0, err
 	}
-	recs, valid, err := readMetaLog(b)
+	valid, err = scanMeta(f, fi.Size(), name, func(r metaRecord) error {
+		recs = append(recs, r)
+		return nil
+	})
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	if valid < len(b) {
-		if err := f.Truncate(int64(valid)); err != nil {
-			return nil, 0, fmt.Errorf("%s: cutting a torn tail: %w", name, err)
-		}
-	}
-	return recs, int64(len(b) - valid), nil
+	return recs, valid, fi.Size() - valid, nil
 }

@@ -9,7 +9,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 
 	"github.com/sharebroker/sharebroker/storage"
 )
@@ -19,37 +21,81 @@ type Report struct {
 	Topics, Partitions int
 	Batches            int64
 	Bytes              int64
+	// MetaRecords is how many metadata-log records were replayed.
+	MetaRecords int
 	// Truncated lists the torn tails cut off (torn-tail).
 	Truncated []Truncation
-	// Removed lists the directories of topics the metadata log does not
-	// know (deleted before a crash finished removing them).
-	Removed []string
+	// Removed lists what recovery deleted, none of it holding a record
+	// the metadata log still wants: segments wholly below their
+	// partition's log start (whole-segments-go), a last segment empty
+	// once its torn tail is cut, and the directories of topics whose
+	// deletion the metadata log holds (a crash came before the files
+	// went).
+	Removed []Removal
+	// SetAside lists what was moved to lost+found instead of deleted:
+	// directories under logs/ of topics the metadata log does not know
+	// (set-aside-not-deleted).
+	SetAside []Move
 }
 
-// Truncation is one torn tail cut off a file.
+// Truncation is one torn tail cut off a file: bytes [At, At+Dropped).
 type Truncation struct {
 	File    string
+	At      int64
 	Dropped int64 // bytes
 }
+
+// Move is a file or directory moved from From to To.
+type Move struct{ From, To string }
+
+// Removal is a file or directory recovery deleted, and why it could go.
+type Removal struct{ Name, Why string }
+
+// Why a Removal could go.
+const (
+	whyBelowLogStart = "every batch in it is below the partition's log start"
+	whyEmptyLast     = "the partition's last segment, empty once its torn tail is cut"
+	whyDeletedTopic  = "its topic's deletion is in the metadata log"
+)
 
 // Recover reads the directory back into store, which must be empty and not
 // yet serving: the metadata log gives the topics, their partitions, configs
 // and log start offsets; each partition's segments give its batches. Torn
-// tails are cut off and reported; anything else unreadable is an error
-// (no-silent-loss). It then rewrites the metadata log as a snapshot
-// (compact-on-start) and attaches the Dir to store as its journal.
+// tails are cut off and reported; anything else unreadable is a
+// *CorruptError naming the file and byte (no-silent-loss), and then no
+// file was changed: every cut, removal and move waits until the whole
+// directory has read back. It then rewrites the metadata log as a
+// snapshot (compact-on-start) and attaches the Dir to store as its
+// journal.
 func (d *Dir) Recover(store *storage.Store) (Report, error) {
+	rep, err := d.recover(store)
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		ce.Dir = d.path
+	}
+	return rep, err
+}
+
+func (d *Dir) recover(store *storage.Store) (Report, error) {
 	var rep Report
 	metaName := filepath.Join(d.path, metaFile)
-	recs, dropped, err := readMetaFile(metaName)
+	if err := checkNotSymlink(filepath.Join(d.path, logsDir)); err != nil {
+		return rep, err
+	}
+	recs, valid, dropped, err := readMetaFile(metaName)
 	if err != nil {
 		return rep, err
 	}
 	if dropped > 0 {
-		rep.Truncated = append(rep.Truncated, Truncation{File: metaName, Dropped: dropped})
+		rep.Truncated = append(rep.Truncated, Truncation{File: metaName, At: valid, Dropped: dropped})
 	}
+	rep.MetaRecords = len(recs)
 	st, err := replay(recs)
 	if err != nil {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			ce.File = metaName
+		}
 		return rep, err
 	}
 	topics := st.topics
@@ -69,22 +115,32 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	d.recoverPartitions(jobs)
 	for _, j := range jobs {
 		if j.err != nil {
+			for _, j := range jobs {
+				if j.sink != nil {
+					j.sink.close()
+				}
+			}
 			return rep, j.err
+		}
+	}
+	// Everything read back: now the due changes.
+	for _, j := range jobs {
+		if err := d.applyPlan(&j.plan, &rep); err != nil {
+			return rep, err
 		}
 		j.t.sinks[j.index] = j.sink
 		rep.Partitions++
 		rep.Batches += j.rep.Batches
 		rep.Bytes += j.rep.Bytes
-		rep.Truncated = append(rep.Truncated, j.rep.Truncated...)
 	}
-	if err := d.removeUnknown(topics, &rep); err != nil {
+	if err := d.setAsideUnknown(topics, st.deleted, &rep); err != nil {
 		return rep, err
 	}
 	snap := snapshot(st)
 	if err := writeFileAtomic(metaName, snap); err != nil {
 		return rep, fmt.Errorf("compacting %s: %w", metaName, err)
 	}
-	f, err := os.OpenFile(metaName, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := openNoFollow(metaName, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return rep, err
 	}
@@ -96,6 +152,35 @@ func (d *Dir) Recover(store *storage.Store) (Report, error) {
 	d.mu.Unlock()
 	store.SetJournal(d)
 	return rep, nil
+}
+
+// plan is what recovering a partition found due: torn tails to cut and
+// files to remove, done only once every partition has read back.
+type plan struct {
+	cuts    []Truncation
+	removes []Removal
+}
+
+func (d *Dir) applyPlan(p *plan, rep *Report) error {
+	for _, c := range p.cuts {
+		f, err := openNoFollow(c.File, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("%s: cutting a torn tail: %w", c.File, err)
+		}
+		err = f.Truncate(c.At)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: cutting a torn tail: %w", c.File, err)
+		}
+		rep.Truncated = append(rep.Truncated, c)
+	}
+	for _, r := range p.removes {
+		if err := os.Remove(r.Name); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		rep.Removed = append(rep.Removed, r)
+	}
+	return nil
 }
 
 // metaState is what the metadata log says.
@@ -110,6 +195,9 @@ type metaState struct {
 	acls         []ACL
 	txns         map[string]TxnState
 	pending      map[pendingKey]*PendingOffsets
+	// deleted are the topics whose deletion was replayed: their files
+	// may go (metadata-first). Only recovery reads it.
+	deleted map[storage.TopicID]bool
 }
 
 // replay applies the metadata log's records in order.
@@ -121,7 +209,8 @@ func newMetaState() *metaState {
 	return &metaState{topics: make(map[storage.TopicID]*topicFiles),
 		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets),
 		shares: make(map[ShareKey]*ShareState), scram: make(map[SCRAMKey]*SCRAMCredential),
-		txns: make(map[string]TxnState), pending: make(map[pendingKey]*PendingOffsets)}
+		txns: make(map[string]TxnState), pending: make(map[pendingKey]*PendingOffsets),
+		deleted: make(map[storage.TopicID]bool)}
 }
 
 // replayOnto applies recs, in order, to st, the state of the records
@@ -130,7 +219,7 @@ func replayOnto(st *metaState, recs []metaRecord) (*metaState, error) {
 	topics := st.topics
 	for i, r := range recs {
 		bad := func(why string) error {
-			return fmt.Errorf("%w: %s record %d (%s): %s", ErrCorrupt, metaFile, i, r.Op, why)
+			return corruptAt(metaFile, r.pos, "record %d (%s), whose CRC matches: %s", i, r.Op, why)
 		}
 		switch r.Op {
 		case opProducerIDs:
@@ -181,6 +270,7 @@ func replayOnto(st *metaState, recs []metaRecord) (*metaState, error) {
 			t.configs = r.Configs
 		case opDelete:
 			delete(topics, id)
+			st.deleted[id] = true
 		case opLogStart:
 			t.logStarts[r.Partition] = max(t.logStarts[r.Partition], r.Offset)
 		default:
@@ -250,6 +340,7 @@ type partitionJob struct {
 	p     *storage.Partition
 
 	sink *sink
+	plan plan
 	rep  Report
 	err  error
 }
@@ -267,22 +358,32 @@ func (d *Dir) recoverPartitions(jobs []partitionJob) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			j.sink, j.err = d.recoverPartition(j.id, j.index, j.t, j.p, &j.rep)
+			j.sink, j.err = d.recoverPartition(j.id, j.index, j.t, j.p, &j.rep, &j.plan)
 		}()
 	}
 	wg.Wait()
 }
 
 // recoverPartition reads one partition's segments into p and returns its
-// sink, positioned after the last whole batch.
-func (d *Dir) recoverPartition(id storage.TopicID, index int32, t *topicFiles, p *storage.Partition, rep *Report) (*sink, error) {
+// sink, positioned after the last whole batch; what is due on disk (a
+// torn tail to cut, segments to remove) goes into pl.
+func (d *Dir) recoverPartition(id storage.TopicID, index int32, t *topicFiles, p *storage.Partition, rep *Report, pl *plan) (*sink, error) {
 	s := d.newSink(id, index, t.policy)
+	if err := checkNotSymlink(filepath.Dir(s.dir)); err != nil {
+		return nil, err
+	}
+	if err := checkNotSymlink(s.dir); err != nil {
+		return nil, err
+	}
 	entries, err := os.ReadDir(s.dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
+		if e.Type()&os.ModeSymlink != 0 && strings.HasSuffix(e.Name(), segmentSuffix) {
+			return nil, symlinkError(filepath.Join(s.dir, e.Name()))
+		}
 		names = append(names, e.Name())
 	}
 	bases := segmentBases(names)
@@ -290,34 +391,32 @@ func (d *Dir) recoverPartition(id storage.TopicID, index int32, t *topicFiles, p
 	// Segments wholly below the log start were due for deletion
 	// (whole-segments-go); a crash came first.
 	for len(bases) > 1 && bases[1] <= logStart {
-		if err := os.Remove(filepath.Join(s.dir, segmentName(bases[0]))); err != nil {
-			return nil, err
-		}
+		pl.removes = append(pl.removes, Removal{filepath.Join(s.dir, segmentName(bases[0])), whyBelowLogStart})
 		bases = bases[1:]
 	}
 	for k, base := range bases {
 		name := filepath.Join(s.dir, segmentName(base))
-		size, err := d.recoverSegment(name, base, s.end, k == len(bases)-1, p, rep)
+		valid, size, err := d.recoverSegment(name, base, s.end, k == len(bases)-1, p, rep)
 		if err != nil {
 			s.close()
 			return nil, err
 		}
-		r, err := os.Open(name)
+		if valid < size {
+			pl.cuts = append(pl.cuts, Truncation{File: name, At: valid, Dropped: size - valid})
+		}
+		if k == len(bases)-1 && valid == 0 {
+			// An empty last segment (its only batch was torn): the next
+			// batch may not get its name's offset, so it goes.
+			pl.removes = append(pl.removes, Removal{name, whyEmptyLast})
+			break
+		}
+		r, err := openNoFollow(name, os.O_RDONLY, 0)
 		if err != nil {
 			s.close()
 			return nil, err
 		}
-		s.segs = append(s.segs, segment{base: base, size: size, start: s.end, r: r})
-		s.end += size
-	}
-	if n := len(s.segs); n > 0 && s.segs[n-1].size == 0 {
-		// An empty last segment (its only batch was torn): the next batch
-		// may not get its name's offset, so it goes.
-		if err := os.Remove(filepath.Join(s.dir, segmentName(s.segs[n-1].base))); err != nil {
-			return nil, err
-		}
-		s.segs[n-1].close()
-		s.segs = s.segs[:n-1]
+		s.segs = append(s.segs, segment{base: base, size: valid, start: s.end, r: r})
+		s.end += valid
 	}
 	p.RestoreLogStart(logStart)
 	s.next = p.Offsets().HighWatermark
@@ -325,49 +424,45 @@ func (d *Dir) recoverPartition(id storage.TopicID, index int32, t *topicFiles, p
 }
 
 // recoverSegment indexes the batches of one segment, which starts at
-// stream position start, into p, cutting a torn tail, and returns the
-// segment's size after that. Every batch is read and its CRC checked
-// (no-silent-loss), in blocks of one reused buffer; none is kept: p reads
-// them from the file when asked (reads-from-files).
-func (d *Dir) recoverSegment(name string, base, start int64, last bool, p *storage.Partition, rep *Report) (int64, error) {
-	f, err := os.OpenFile(name, os.O_RDWR, 0)
+// stream position start, into p, and returns where its whole batches end
+// and its size: a torn tail lies between. Every batch is read and its CRC
+// checked (no-silent-loss), in blocks of one reused buffer; none is kept:
+// p reads them from the file when asked (reads-from-files). The file is
+// not changed.
+func (d *Dir) recoverSegment(name string, base, start int64, last bool, p *storage.Partition, rep *Report) (valid, size int64, err error) {
+	f, err := openNoFollow(name, os.O_RDONLY, 0)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	first := true
-	valid, err := scanSegment(f, fi.Size(), name, last, blockBytes, func(batch []byte, pos int64) error {
-		h, _ := storage.ParseBatch(batch) // scanSegment validated it
+	sc := segmentScan{r: f, size: fi.Size(), name: name, base: base, last: last, maxBatch: d.opts.MaxBatchBytes, block: blockBytes}
+	valid, err = sc.scan(func(batch []byte, pos int64) error {
+		h, _ := storage.ParseBatch(batch) // scan validated it
 		if first && h.BaseOffset != base {
-			return fmt.Errorf("%w: %s starts at offset %d, its name says %d", ErrCorrupt, name, h.BaseOffset, base)
+			return corruptAt(name, pos, "the segment's first batch is at offset %d, its name says %d", h.BaseOffset, base)
 		}
 		first = false
 		rep.Batches++
 		rep.Bytes += int64(len(batch))
 		if err := p.RestoreAt(batch, start+pos); err != nil {
-			return fmt.Errorf("%w: %s: %v", ErrCorrupt, name, err)
+			return corruptAt(name, pos, "%v", err)
 		}
 		return nil
 	}, nil)
-	if err != nil {
-		return 0, err
-	}
-	if valid < fi.Size() {
-		if err := f.Truncate(valid); err != nil {
-			return 0, fmt.Errorf("%s: cutting a torn tail: %w", name, err)
-		}
-		rep.Truncated = append(rep.Truncated, Truncation{File: name, Dropped: fi.Size() - valid})
-	}
-	return valid, nil
+	return valid, fi.Size(), err
 }
 
-// removeUnknown removes the directories under logs/ of topics the
-// metadata log does not know.
-func (d *Dir) removeUnknown(topics map[storage.TopicID]*topicFiles, rep *Report) error {
+// setAsideUnknown moves the entries under logs/ of topics the metadata
+// log does not know to lost+found (set-aside-not-deleted): a lost or
+// damaged record must never cost the records it described. Directories
+// of topics whose deletion was replayed are removed: the deletion was
+// logged before its files went (metadata-first).
+func (d *Dir) setAsideUnknown(topics map[storage.TopicID]*topicFiles, deleted map[storage.TopicID]bool, rep *Report) error {
 	root := filepath.Join(d.path, logsDir)
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {
@@ -377,14 +472,66 @@ func (d *Dir) removeUnknown(topics map[storage.TopicID]*topicFiles, rep *Report)
 		return err
 	}
 	for _, e := range entries {
-		if id, err := parseTopicID(e.Name()); err == nil && topics[id] != nil {
+		id, err := parseTopicID(e.Name())
+		if err == nil && topics[id] != nil {
 			continue
 		}
 		dir := filepath.Join(root, e.Name())
-		if err := os.RemoveAll(dir); err != nil {
+		if err == nil && deleted[id] && e.Type()&os.ModeSymlink == 0 {
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
+			rep.Removed = append(rep.Removed, Removal{dir, whyDeletedTopic})
+			continue
+		}
+		to, err := d.setAside(dir)
+		if err != nil {
 			return err
 		}
-		rep.Removed = append(rep.Removed, dir)
+		rep.SetAside = append(rep.SetAside, Move{From: dir, To: to})
 	}
 	return nil
+}
+
+// setAside moves name, a file or directory of the data directory, to the
+// same path under lost+found/<time>/, and returns where it went. One run
+// of recovery or repair uses one <time> directory.
+func (d *Dir) setAside(name string) (string, error) {
+	rel, err := filepath.Rel(d.path, name)
+	if err != nil {
+		return "", err
+	}
+	if _, err := d.setAsideDir(); err != nil {
+		return "", err
+	}
+	to := filepath.Join(d.lostFound, rel)
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.Rename(name, to); err != nil {
+		return "", err
+	}
+	return to, syncDir(filepath.Dir(name))
+}
+
+// setAsideDir returns this run's lost+found/<time> directory, choosing
+// it the first time (it is made when something goes in).
+func (d *Dir) setAsideDir() (string, error) {
+	if d.lostFound != "" {
+		return d.lostFound, nil
+	}
+	stamp := time.Now().UTC().Format("20060102T150405Z")
+	dir := filepath.Join(d.path, lostFoundDir, stamp)
+	for k := 1; ; k++ {
+		_, err := os.Lstat(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(d.path, lostFoundDir, fmt.Sprintf("%s-%d", stamp, k))
+	}
+	d.lostFound = dir
+	return dir, nil
 }

@@ -30,11 +30,7 @@ func segmentName(base int64) string { return fmt.Sprintf("%020d%s", base, segmen
 func segmentBases(names []string) []int64 {
 	var bases []int64
 	for _, n := range names {
-		digits, ok := strings.CutSuffix(n, segmentSuffix)
-		if !ok || len(digits) != 20 {
-			continue
-		}
-		if base, err := strconv.ParseInt(digits, 10, 64); err == nil && base >= 0 {
+		if base, ok := segmentBase(n); ok {
 			bases = append(bases, base)
 		}
 	}
@@ -42,49 +38,62 @@ func segmentBases(names []string) []int64 {
 	return bases
 }
 
+// segmentBase is the base offset a segment file's name says, if it is
+// one's.
+func segmentBase(name string) (int64, bool) {
+	digits, ok := strings.CutSuffix(name, segmentSuffix)
+	if !ok || len(digits) != 20 {
+		return 0, false
+	}
+	base, err := strconv.ParseInt(digits, 10, 64)
+	return base, err == nil && base >= 0
+}
+
 // blockBytes is how much of a segment recovery reads at a time: the
 // largest chunk storage makes, so that restored partitions are held in
 // chunks as large as those of a live one.
 const blockBytes = 4 << 20
 
-// scanSegment reads the batches of one segment of size bytes, in blocks
-// of up to block bytes (larger for a larger batch; recovery reads
-// blockBytes). It calls fn with each
+// segmentScan is one segment file to read back.
+type segmentScan struct {
+	r    io.ReaderAt
+	size int64
+	name string
+	// base is the offset its first batch must have: its name's.
+	base int64
+	// last says whether it is its partition's last segment, the one file
+	// of the partition a torn tail may end (tail.go).
+	last bool
+	// maxBatch is the largest batch one write can carry
+	// (DefaultMaxBatchBytes, or the broker's socket.request.max.bytes).
+	maxBatch int64
+	// block is how much is read at a time (larger for a larger batch;
+	// recovery reads blockBytes).
+	block int
+}
+
+// scan reads the batches of the segment in blocks. It calls fn with each
 // valid batch and its position, then run with the block's whole batches
 // back to back (the batches fn saw are sub-slices of it); run owns the
 // block from then on. With run nil, one buffer is reused for every block,
-// and fn must not keep the batches it is given. It returns where the valid batches end. An invalid
-// batch that is a torn tail — cut short by the end of the file, failing
-// its CRC as the file's last batch, or followed by nothing but zeros — ends
-// the scan with valid < size and no error, if last says this is the
-// partition's last segment. Anything else invalid is ErrCorrupt naming the
-// position (torn-tail, no-silent-loss). An error from fn or run is
-// returned as it is.
-func scanSegment(r io.ReaderAt, size int64, name string, last bool, block int, fn func(batch []byte, pos int64) error, run func(block []byte) error) (valid int64, err error) {
-	pos := int64(0) // file position of the first byte not yet in a run
-	torn := func(why string) (int64, error) {
-		if !last {
-			return pos, fmt.Errorf("%w: %s at byte %d: %s, and later segments follow", ErrCorrupt, name, pos, why)
-		}
-		return pos, nil
+// and fn must not keep the batches it is given. It returns where the
+// valid batches end. The first invalid batch ends the scan: with valid <
+// size and no error when it and all after it are a torn tail, else with a
+// *CorruptError naming its position (tail.go: torn-tail,
+// no-silent-loss). An error from fn or run is returned as it is.
+func (sc segmentScan) scan(fn func(batch []byte, pos int64) error, run func(block []byte) error) (valid int64, err error) {
+	r, size := sc.r, sc.size
+	maxBatch := sc.maxBatch
+	if maxBatch <= 0 {
+		maxBatch = DefaultMaxBatchBytes
 	}
-	// invalid: the bytes at pos are not a batch; they are a torn tail if
-	// everything from rest on is zero.
-	invalid := func(rest int64, why string) (int64, error) {
-		zero, err := zeroFrom(r, rest, size)
-		if err != nil {
-			return pos, fmt.Errorf("%s: %w", name, err)
-		}
-		if zero {
-			return torn(why + ", then only zeros")
-		}
-		return pos, fmt.Errorf("%w: %s at byte %d: %s, with data after it", ErrCorrupt, name, pos, why)
-	}
+	pos := int64(0)  // file position of the first byte not yet in a run
+	next := sc.base  // the offset the next batch should start at
 	var carry []byte // bytes of an incomplete batch left from the last block
 	need := int64(0) // the length of that batch, when its prefix was read
 	var reuse []byte // with run nil, the buffer every block is read into
 	for pos < size {
-		want := min(max(int64(block), need, int64(len(carry))+1), size-pos)
+		want := min(max(int64(sc.block), need, int64(len(carry))+1), size-pos)
 		var blk []byte
 		switch {
 		case run != nil:
@@ -97,14 +106,14 @@ func scanSegment(r io.ReaderAt, size int64, name string, last bool, block int, f
 		}
 		n := copy(blk, carry)
 		if m, err := r.ReadAt(blk[n:], pos+int64(n)); err != nil && !(err == io.EOF && n+m == len(blk)) {
-			return pos, fmt.Errorf("%s: %w", name, err)
+			return pos, fmt.Errorf("%s: %w", sc.name, err)
 		}
 		off := 0
 		need = 0
-		// stop, once set, ends the scan at the batch at off after the
+		// bad, once set, ends the scan at the batch at off, after the
 		// whole batches before it are handed to run.
-		var stop func() (int64, error)
-		for off < len(blk) && stop == nil {
+		bad := ""
+		for off < len(blk) && bad == "" {
 			rest := blk[off:]
 			if len(rest) < batchPrefixBytes {
 				break
@@ -113,10 +122,10 @@ func scanSegment(r io.ReaderAt, size int64, name string, last bool, block int, f
 			at := pos + int64(off)
 			switch {
 			case length < batchMinBytes:
-				stop = func() (int64, error) { return invalid(at, fmt.Sprintf("batch length %d", length)) }
+				bad = fmt.Sprintf("batch length %d", length)
 				continue
 			case at+length > size:
-				stop = func() (int64, error) { return torn(fmt.Sprintf("batch of %d bytes cut short at %d", length, size-at)) }
+				bad = fmt.Sprintf("a batch of %d bytes cut short at %d", length, size-at)
 				continue
 			case int64(len(rest)) < length:
 				need = length
@@ -125,13 +134,15 @@ func scanSegment(r io.ReaderAt, size int64, name string, last bool, block int, f
 				break
 			}
 			batch := rest[:length:length]
-			if _, err := storage.ParseBatch(batch); err != nil {
-				stop = func() (int64, error) { return invalid(at+length, err.Error()) }
+			h, err := storage.ParseBatch(batch)
+			if err != nil {
+				bad = err.Error()
 				continue
 			}
 			if err := fn(batch, at); err != nil {
 				return at, err
 			}
+			next = h.BaseOffset + int64(h.LastOffsetDelta) + 1
 			off += int(length)
 		}
 		carry = append([]byte(nil), blk[off:]...)
@@ -141,32 +152,14 @@ func scanSegment(r io.ReaderAt, size int64, name string, last bool, block int, f
 			}
 		}
 		pos += int64(off)
-		if stop != nil {
-			return stop()
+		if bad == "" && pos+int64(len(carry)) >= size && len(carry) > 0 && need == 0 {
+			bad = "a batch header cut short" // what is left is shorter than a length prefix
 		}
-		if pos+int64(len(carry)) >= size && len(carry) > 0 && need == 0 {
-			// What is left is shorter than a batch's length prefix.
-			return torn("batch header cut short")
+		if bad != "" {
+			return pos, tornSegmentTail(r, sc.name, pos, size, next, maxBatch, sc.last, bad)
 		}
 	}
 	return pos, nil
-}
-
-// zeroFrom reports whether bytes [from, size) of r are all zero: what a
-// file extended but never written looks like after a power loss.
-func zeroFrom(r io.ReaderAt, from, size int64) (bool, error) {
-	buf := make([]byte, 64<<10)
-	for from < size {
-		n := int(min(int64(len(buf)), size-from))
-		if _, err := r.ReadAt(buf[:n], from); err != nil && err != io.EOF {
-			return false, err
-		}
-		if !allZero(buf[:n]) {
-			return false, nil
-		}
-		from += int64(n)
-	}
-	return true, nil
 }
 
 // partitionDir is where partition index of topic id keeps its segments.

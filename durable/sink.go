@@ -88,7 +88,7 @@ func (s *sink) appendLocked(stored []byte, base int64, records int32) error {
 	if s.f == nil && len(s.segs) > 0 {
 		// After a restart: go on with the last segment recovery left.
 		name := filepath.Join(s.dir, segmentName(s.segs[len(s.segs)-1].base))
-		f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+		f, err := openNoFollow(name, os.O_WRONLY|os.O_APPEND, 0)
 		if err != nil {
 			s.failed = err
 			return err
@@ -145,11 +145,11 @@ func (s *sink) rollLocked(base int64) error {
 	// has its name; O_EXCL turns a bug that broke that into a refused
 	// write rather than lost data.
 	name := filepath.Join(s.dir, segmentName(base))
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := openNoFollow(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err
 	}
-	r, err := os.Open(name)
+	r, err := openNoFollow(name, os.O_RDONLY, 0)
 	if err != nil {
 		f.Close()
 		os.Remove(name)

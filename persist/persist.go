@@ -44,6 +44,9 @@ type Config struct {
 	SyncMeta bool
 	// CompactEvery is durable.Options.CompactEvery.
 	CompactEvery int
+	// MaxBatchBytes is durable.Options.MaxBatchBytes: the broker's
+	// socket.request.max.bytes, the largest batch a write can carry.
+	MaxBatchBytes int64
 	// TopicDefault returns the value a topic config takes when the topic
 	// does not override it: its broker synonym's. The broker's property
 	// table knows the synonyms.
@@ -103,10 +106,11 @@ func (b *Binding) Recover() error {
 	}
 	start := time.Now()
 	d, err := durable.Open(b.cfg.Dir, durable.Options{
-		Policy:       b.filePolicy,
-		SyncMeta:     b.cfg.SyncMeta,
-		Now:          b.cfg.Clock.Now,
-		CompactEvery: b.cfg.CompactEvery,
+		Policy:        b.filePolicy,
+		SyncMeta:      b.cfg.SyncMeta,
+		Now:           b.cfg.Clock.Now,
+		CompactEvery:  b.cfg.CompactEvery,
+		MaxBatchBytes: b.cfg.MaxBatchBytes,
 		OnCompacted: func(before, after int) {
 			b.cfg.Log.Debug("metadata log compacted", "bytes_before", before, "bytes_after", after)
 		},
@@ -123,10 +127,13 @@ func (b *Binding) Recover() error {
 		return err
 	}
 	for _, cut := range rep.Truncated {
-		b.cfg.Log.Warn("torn tail cut off", attrFile, cut.File, attrBytesDropped, cut.Dropped)
+		b.cfg.Log.Warn("torn tail cut off", attrFile, cut.File, "at_byte", cut.At, attrBytesDropped, cut.Dropped)
 	}
-	for _, dir := range rep.Removed {
-		b.cfg.Log.Info("files of an unknown topic removed", attrFile, dir)
+	for _, m := range rep.SetAside {
+		b.cfg.Log.Warn("files of a topic the metadata log does not know set aside, not deleted", attrFile, m.From, "moved_to", m.To)
+	}
+	for _, r := range rep.Removed {
+		b.cfg.Log.Info("file removed", attrFile, r.Name, "why", r.Why)
 	}
 	b.dir = d
 	if err := b.restore(d); err != nil {
@@ -188,4 +195,12 @@ func (b *Binding) Close() {
 // errorf names the data directory in a recovery error.
 func (b *Binding) errorf(format string, args ...any) error {
 	return fmt.Errorf("data directory %s: "+format, append([]any{b.cfg.Dir}, args...)...)
+}
+
+// Repair runs the repair tool on the data directory dir
+// (docs/durability.md repair-data-dir): it cuts each file recovery
+// refuses at the byte it names, keeping what it cuts, and reports it. No
+// broker may be running on dir (it is locked, as at start).
+func Repair(dir string) (durable.RepairReport, error) {
+	return durable.Repair(dir, durable.Options{})
 }

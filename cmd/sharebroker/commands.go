@@ -79,7 +79,7 @@ func newRootCommand() *cobra.Command {
 			fmt.Fprintln(cmd.OutOrStdout(), "sharebroker", buildVersion())
 		},
 	}
-	root.AddCommand(serve, version, newHealthcheckCommand())
+	root.AddCommand(serve, version, newHealthcheckCommand(), newRepairCommand())
 	return root
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -237,7 +238,11 @@ func TestDataDirTornTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.Write(before[:30]) // the start of a batch whose write(2) was cut short
+	// The start of the next batch (offset 3) whose write(2) was cut
+	// short: a torn write is a prefix of the batch that comes next.
+	torn := append([]byte(nil), before[:30]...)
+	binary.BigEndian.PutUint64(torn, 3)
+	f.Write(torn)
 	f.Close()
 
 	p2 := startDataDir(t, dir)
