@@ -10,6 +10,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/batchtest"
+	"github.com/sharebroker/sharebroker/internal/rawconn"
 )
 
 // kafkaPartitionsMessage is the message Kafka's controller gives with the
@@ -243,5 +245,49 @@ func TestPartitionsPerRequestLimitAutoCreate(t *testing.T) {
 				wantPolicyViolation(t, "CreateTopics -1 with num.partitions 20000", cresp.Topics[0].ErrorCode, cresp.Topics[0].ErrorMessage)
 			}
 		})
+	}
+}
+
+// TestProduceTooLargeCostsAboutItsSize is issue 21's finding that a
+// 99 MiB Produce cost about 230 MB before its MESSAGE_TOO_LARGE. Nothing
+// after the frame copies the batch (the request aliases the frame, and
+// storage refuses a batch over max.message.bytes before copying it,
+// rule size), so what it costs is reading the frame: the buffer grew by
+// doubling, and every step copied what had arrived (512 B ... 64 MiB, then
+// 99 MiB: 227 MB allocated). With the buffer growing eightfold
+// (frame-grows-with-bytes) the whole exchange allocates under 1.25 times
+// the frame, and the answer is still Kafka's MESSAGE_TOO_LARGE.
+func TestProduceTooLargeCostsAboutItsSize(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{})
+	ctx, _, adm := newAdmin(t, addr)
+	mustCreate(t, ctx, adm, "big", 1, nil)
+
+	spec := batchtest.Plain(1)
+	spec.ValueBytes = 99 << 20
+	req := kmsg.NewPtrProduceRequest()
+	req.Version, req.Acks, req.TimeoutMillis = 9, -1, 5000
+	rt := kmsg.NewProduceRequestTopic()
+	rt.Topic = "big"
+	rp := kmsg.NewProduceRequestTopicPartition()
+	rp.Records = spec.Build()
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	c := rawconn.Dial(t, addr)
+	frame := c.Frame(req)
+	rp.Records, req.Topics = nil, nil // only the frame stays alive
+
+	resp := kmsg.NewPtrProduceResponse()
+	resp.Version = req.Version
+	alloc := allocatedDuring(func() {
+		c.Write(frame)
+		c.ReadResponse(resp)
+	})
+	sp := resp.Topics[0].Partitions[0]
+	if sp.ErrorCode != kerr.MessageTooLarge.Code {
+		t.Fatalf("a %d-byte batch answered %v, want MESSAGE_TOO_LARGE", len(frame), kerr.ErrorForCode(sp.ErrorCode))
+	}
+	t.Logf("a %d MiB Produce allocated %d MiB before its MESSAGE_TOO_LARGE", len(frame)>>20, alloc>>20)
+	if limit := uint64(len(frame)) * 5 / 4; alloc > limit {
+		t.Fatalf("a %d MiB Produce allocated %d MiB, want under %d", len(frame)>>20, alloc>>20, limit>>20)
 	}
 }

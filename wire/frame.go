@@ -55,12 +55,12 @@ func ReadFrameInto(r io.Reader, buf []byte, maxBytes int32) ([]byte, error) {
 		}
 		return body, nil
 	}
-	// Invariant: cap(body) <= max(firstFrameStep, 2*len(body)) before each
-	// read, so memory follows what the peer actually sent.
+	// Invariant: cap(body) <= max(firstFrameStep, frameGrowth*len(body))
+	// before each read, so memory follows what the peer actually sent.
 	body := make([]byte, 0, min(int(size), max(cap(buf), firstFrameStep)))
 	for len(body) < int(size) {
 		if len(body) == cap(body) {
-			body = slices.Grow(body, min(int(size)-len(body), len(body)))
+			body = slices.Grow(body, min(int(size)-len(body), (frameGrowth-1)*len(body)))
 		}
 		// Never read past the frame: the bytes after it are the next
 		// request's (Grow may round the capacity up).
@@ -74,8 +74,16 @@ func ReadFrameInto(r io.Reader, buf []byte, maxBytes int32) ([]byte, error) {
 }
 
 // firstFrameStep is the buffer a frame larger than the connection's reused
-// buffer starts with; it doubles as bytes arrive. Most requests fit in it.
+// buffer starts with; it grows frameGrowth-fold as bytes arrive. Most
+// requests fit in it.
 const firstFrameStep = 512
+
+// frameGrowth is how many times larger each step of a growing frame is.
+// Every step copies what has arrived, so a large frame costs about
+// frameGrowth/(frameGrowth-1) times its size in steps before the last
+// (doubling made a 99 MiB frame cost 227 MB; eightfold, 117 MB), while a
+// peer that stops sending holds at most frameGrowth times what it sent.
+const frameGrowth = 8
 
 // unexpectedEOF turns an EOF inside a frame into io.ErrUnexpectedEOF: the
 // stream ended mid-frame.
