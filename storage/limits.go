@@ -54,3 +54,11 @@ func (p *NewPartitions) Add(n int64) error {
 	}
 	return nil
 }
+
+// minRecordBytes is the fewest bytes a magic-2 record takes (a varint
+// each for its length, timestamp and offset deltas, key and value lengths
+// and header count, and its attributes byte). A batch header's record
+// count is the sender's word: space for the records is reserved for no
+// more than its bytes can hold, so a count of 2^31 in a small batch
+// reserves nothing large (a Record is 88 bytes).
+const minRecordBytes = 7
