@@ -14,8 +14,9 @@ import (
 // a few bytes per entry makes an answer of kilobytes per entry: Metadata
 // naming a 100-partition topic 1,000 times answered 138 times its size,
 // DescribeConfigs of the broker with documentation 2,839 times. Kafka's
-// KafkaApis already answers Metadata's names and IDs as sets; its other
-// describe APIs answer each repetition. Entries that list what they ask
+// KafkaApis already answers Metadata's names and IDs as sets (and
+// DeleteGroups' names, also taken here); its other describe APIs answer
+// each repetition. Entries that list what they ask
 // for (explicit topics or partitions) are answered in proportion to their
 // own bytes and are kept. Other requests are left as they are.
 func DropRepeatedEntries(req kmsg.Request) {
@@ -44,6 +45,8 @@ func DropRepeatedEntries(req kmsg.Request) {
 		r.Groups = firstOfEach(r.Groups, sameString)
 	case *kmsg.ShareGroupDescribeRequest:
 		r.GroupIDs = firstOfEach(r.GroupIDs, sameString)
+	case *kmsg.DeleteGroupsRequest:
+		r.Groups = firstOfEach(r.Groups, sameString) // Kafka's KafkaApis takes them distinct
 	case *kmsg.DescribeTransactionsRequest:
 		r.TransactionalIDs = firstOfEach(r.TransactionalIDs, sameString)
 	case *kmsg.OffsetFetchRequest:
