@@ -253,17 +253,18 @@ func TestPartitionsPerRequestLimitAutoCreate(t *testing.T) {
 // after the frame copies the batch (the request aliases the frame, and
 // storage refuses a batch over max.message.bytes before copying it,
 // rule size), so what it costs is reading the frame: the buffer grew by
-// doubling, and every step copied what had arrived (512 B ... 64 MiB, then
-// 99 MiB: 227 MB allocated). With the buffer growing eightfold
-// (frame-grows-with-bytes) the whole exchange allocates under 1.25 times
-// the frame, and the answer is still Kafka's MESSAGE_TOO_LARGE.
+// doubling, and every step copied what had arrived (99 MiB: 226 MiB
+// allocated; this test's 24 MiB: 56 MiB). With frame-grows-with-bytes'
+// steps the whole exchange allocates under 1.3 times the frame (99 MiB:
+// 113 MiB), and the answer is still Kafka's MESSAGE_TOO_LARGE. The frame
+// is 24 MiB so that the race detector's run stays short.
 func TestProduceTooLargeCostsAboutItsSize(t *testing.T) {
 	_, addr := startBroker(t, broker.Config{})
 	ctx, _, adm := newAdmin(t, addr)
 	mustCreate(t, ctx, adm, "big", 1, nil)
 
 	spec := batchtest.Plain(1)
-	spec.ValueBytes = 99 << 20
+	spec.ValueBytes = 24 << 20
 	req := kmsg.NewPtrProduceRequest()
 	req.Version, req.Acks, req.TimeoutMillis = 9, -1, 5000
 	rt := kmsg.NewProduceRequestTopic()
@@ -287,7 +288,7 @@ func TestProduceTooLargeCostsAboutItsSize(t *testing.T) {
 		t.Fatalf("a %d-byte batch answered %v, want MESSAGE_TOO_LARGE", len(frame), kerr.ErrorForCode(sp.ErrorCode))
 	}
 	t.Logf("a %d MiB Produce allocated %d MiB before its MESSAGE_TOO_LARGE", len(frame)>>20, alloc>>20)
-	if limit := uint64(len(frame)) * 5 / 4; alloc > limit {
+	if limit := uint64(len(frame)) * 13 / 10; alloc > limit {
 		t.Fatalf("a %d MiB Produce allocated %d MiB, want under %d", len(frame)>>20, alloc>>20, limit>>20)
 	}
 }
