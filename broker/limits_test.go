@@ -254,7 +254,7 @@ func TestPartitionsPerRequestLimitAutoCreate(t *testing.T) {
 // storage refuses a batch over max.message.bytes before copying it,
 // rule size), so what it costs is reading the frame: the buffer grew by
 // doubling, and every step copied what had arrived (99 MiB: 226 MiB
-// allocated; this test's 24 MiB: 56 MiB). With frame-grows-with-bytes'
+// allocated; this test's 24 MiB: 42 MiB). With frame-grows-with-bytes'
 // steps the whole exchange allocates under 1.3 times the frame (99 MiB:
 // 113 MiB), and the answer is still Kafka's MESSAGE_TOO_LARGE. The frame
 // is 24 MiB so that the race detector's run stays short.
