@@ -173,12 +173,16 @@ func (s *scramServer) Step(in []byte, _ time.Time) ([]byte, bool, error) {
 			// unknown token).
 			return nil, false, privateFailure("delegation token authentication is not supported")
 		}
-		out, err := s.conv.Step(msg)
+		authzid, forConv := scramAuthzid(msg)
+		out, err := s.conv.Step(forConv)
 		if err != nil {
 			return nil, false, privateFailure("SCRAM client first message: %v", err)
 		}
 		s.name = scramUsername(s.conv.Username())
-		if z := s.conv.AuthzID(); z != "" && z != s.name {
+		// An authzid is allowed when it is the username itself, compared
+		// as Kafka's ScramSaslServer compares them: the authzid as sent
+		// with the decoded username (scram-authzid).
+		if authzid != "" && authzid != s.name {
 			return nil, false, publicFailure("Authentication failed: Client requested an authorization id that is different from username")
 		}
 		return []byte(out), false, nil
@@ -190,6 +194,23 @@ func (s *scramServer) Step(in []byte, _ time.Time) ([]byte, bool, error) {
 		return []byte(out), true, nil
 	}
 	return nil, false, privateFailure("SCRAM exchange already complete")
+}
+
+// scramAuthzid returns the authzid of a client first message that starts
+// "n," (empty if it names none) and the message to hand xdg-go/scram.
+// xdg-go/scram v1.1.2 rebuilds the gs2 header it expects back in the
+// client's final message (c=) as "n," + authzid + "," and so drops the
+// authzid's "a=": a client that names one, as RFC 5802 writes it, would
+// fail there with channel-bindings-dont-match. Handing it the field with
+// "a=" doubled makes the header it rebuilds the client's own; the bare
+// message the proofs cover is left as sent.
+func scramAuthzid(clientFirst string) (authzid, forConv string) {
+	field, rest, ok := strings.Cut(strings.TrimPrefix(clientFirst, "n,"), ",")
+	z, named := strings.CutPrefix(field, "a=")
+	if !ok || !named || z == "" {
+		return "", clientFirst
+	}
+	return z, "n,a=a=" + z + "," + rest
 }
 
 // scramExtensions returns the key=value attributes after the nonce of a

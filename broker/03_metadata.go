@@ -16,6 +16,9 @@ package broker
 //   - An unknown topic is created when auto.create.topics.enable is set and
 //     the request allows it (always before v4), with num.partitions
 //     partitions; it is answered complete at once, not LEADER_NOT_AVAILABLE.
+//     The topics one request creates share the 10,000 partitions a request
+//     may create: past them the rest answer POLICY_VIOLATION, uncreated,
+//     with a WARN line (partitions-per-request-limit).
 //   - An invalid name answers INVALID_TOPIC_EXCEPTION, an unknown one
 //     UNKNOWN_TOPIC_OR_PARTITION, an unknown ID UNKNOWN_TOPIC_ID.
 //   - v8+: IncludeTopicAuthorizedOperations answers the operations the
@@ -101,6 +104,9 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 		mt.Topic, mt.TopicID, mt.ErrorCode = name, id, kerr.TopicAuthorizationFailed.Code
 		*list = append(*list, mt)
 	}
+	// The topics one request auto-creates share one partitions budget
+	// (partitions-per-request-limit).
+	var created storage.NewPartitions
 	for _, rt := range req.Topics {
 		var t *storage.Topic
 		switch {
@@ -132,7 +138,7 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 			}
 			if t == nil && autoCreate {
 				var err error
-				t, err = b.autoCreateTopic(name)
+				t, err = b.autoCreateTopic(name, &created)
 				if err != nil {
 					mt := kmsg.NewMetadataResponseTopic()
 					mt.Topic = rt.Topic
@@ -159,6 +165,10 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		resp.Topics = append(resp.Topics, b.metadataTopic(t, rs))
 	}
+	if created.Add(0) != nil { // once per request, however many it refused
+		b.log.Warn("topics not auto-created: the request's topics would pass the partitions one request may create",
+			"num.partitions", b.cfg.props.Int32("num.partitions"), "limit", storage.MaxPartitionsPerRequest)
+	}
 	resp.Topics = append(resp.Topics, refusedCreate...)
 	resp.Topics = append(resp.Topics, refusedDescribe...)
 	return resp, nil
@@ -171,9 +181,13 @@ func (r *request) mayAutoCreate(name string) bool {
 		r.authorized(acl.OpCreate, acl.ResourceTopic, name)
 }
 
-// autoCreateTopic creates a topic with the broker's defaults. Two clients
-// racing to create the same topic both get it.
-func (b *Broker) autoCreateTopic(name string) (*storage.Topic, error) {
+// autoCreateTopic creates a topic with the broker's defaults, counting its
+// partitions in the request's budget. Two clients racing to create the
+// same topic both get it.
+func (b *Broker) autoCreateTopic(name string, budget *storage.NewPartitions) (*storage.Topic, error) {
+	if err := budget.Add(int64(b.cfg.props.Int32("num.partitions"))); err != nil {
+		return nil, err
+	}
 	t, err := b.store.CreateTopic(name, b.cfg.props.Int32("num.partitions"), nil)
 	if errors.Is(err, storage.ErrTopicExists) {
 		if t = b.store.Topic(name); t != nil {

@@ -19,6 +19,11 @@ package broker
 //     TOPIC_ALREADY_EXISTS, an unknown or invalid config INVALID_CONFIG
 //     naming the property, a name given twice INVALID_REQUEST (once).
 //   - ValidateOnly checks everything and creates nothing.
+//   - Partitions the unique topics the principal may create ask for
+//     (assignments, else NumPartitions, else num.partitions for -1) are
+//     summed first; over 10,000 every topic answers POLICY_VIOLATION
+//     "Excessively large number of partitions per request.", validateOnly
+//     or not, and nothing is created (partitions-per-request-limit).
 //   - v5+: a created (or validated) topic reports its partition count,
 //     replication factor and every topic config with its source; v7 adds
 //     the topic ID (zero under ValidateOnly: nothing was created).
@@ -56,6 +61,21 @@ func handleCreateTopics(b *Broker, r *request) (kmsg.Response, error) {
 	// needs CREATE, and refused ones follow the others with Kafka's
 	// "Authorization failed." (ControllerApis.createTopics).
 	cluster := r.authorizedQuietly(acl.OpCreate, acl.ResourceCluster, acl.ClusterName)
+	denials := make([]bool, len(req.Topics))
+	// The partitions the unique, permitted topics ask for are counted
+	// before any is looked at: past the limit the whole request is
+	// refused, every topic POLICY_VIOLATION, validateOnly or not
+	// (partitions-per-request-limit; ControllerApis answers the
+	// controller's exception with getErrorResponse).
+	var asked storage.NewPartitions
+	var tooMany error
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		denials[i] = counts[rt.Topic] == 1 && !cluster && !r.authorized(acl.OpCreate, acl.ResourceTopic, rt.Topic)
+		if counts[rt.Topic] == 1 && !denials[i] && tooMany == nil {
+			tooMany = asked.Add(storage.RequestedPartitions(rt.NumPartitions, len(rt.ReplicaAssignment), b.cfg.props.Int32("num.partitions")))
+		}
+	}
 	var refused []kmsg.CreateTopicsResponseTopic
 	for i := range req.Topics {
 		rt := &req.Topics[i]
@@ -67,9 +87,11 @@ func handleCreateTopics(b *Broker, r *request) (kmsg.Response, error) {
 		st.Topic = rt.Topic
 		var err error
 		denied := false
-		if counts[rt.Topic] > 1 {
+		if tooMany != nil {
+			err = tooMany
+		} else if counts[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: topic %q appears %d times in the request", errInvalidRequest, rt.Topic, counts[rt.Topic])
-		} else if denied = !cluster && !r.authorized(acl.OpCreate, acl.ResourceTopic, rt.Topic); denied {
+		} else if denied = denials[i]; denied {
 			err = withMessage(errTopicAuthorization, "Authorization failed.")
 		} else {
 			err = b.createTopic(rt, req.ValidateOnly, &st)

@@ -11,6 +11,11 @@ package broker
 //     ID]); else INVALID_REPLICA_ASSIGNMENT. The list is the partition's
 //     replica list, its first live node the leader (explicit-assignment).
 //   - ValidateOnly checks everything and adds nothing.
+//   - The partitions the unique topics the principal may alter would gain
+//     are summed first; over 10,000 every topic answers POLICY_VIOLATION
+//     "Excessively large number of partitions per request.", validateOnly
+//     or not (partitions-per-request-limit; Kafka 4.2's controller bounds
+//     one operation at 10,000 records, KAFKA-19673 proposes this answer).
 //   - New partitions start empty at offset 0.
 //   - Authorization (docs/security.md api-authorization): ALTER on each
 //     topic, else TOPIC_AUTHORIZATION_FAILED without a message.
@@ -34,7 +39,19 @@ func handleCreatePartitions(b *Broker, r *request) (kmsg.Response, error) {
 		counts[rt.Topic]++
 	}
 	answered := make(map[string]bool, len(req.Topics))
-	for _, rt := range req.Topics {
+	// The partitions the unique, permitted topics would add are counted
+	// first: past the limit every topic answers POLICY_VIOLATION and none
+	// grows (partitions-per-request-limit).
+	denials := make([]bool, len(req.Topics))
+	var added storage.NewPartitions
+	var tooMany error
+	for i, rt := range req.Topics {
+		denials[i] = counts[rt.Topic] == 1 && !r.authorized(acl.OpAlter, acl.ResourceTopic, rt.Topic)
+		if t := b.store.Topic(rt.Topic); t != nil && counts[rt.Topic] == 1 && !denials[i] && tooMany == nil {
+			tooMany = added.Add(int64(rt.Count) - int64(len(t.Partitions())))
+		}
+	}
+	for i, rt := range req.Topics {
 		if answered[rt.Topic] {
 			continue
 		}
@@ -42,9 +59,11 @@ func handleCreatePartitions(b *Broker, r *request) (kmsg.Response, error) {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
 		var err error
-		if counts[rt.Topic] > 1 {
+		if tooMany != nil {
+			err = tooMany
+		} else if counts[rt.Topic] > 1 {
 			err = fmt.Errorf("%w: topic %q appears %d times in the request", errInvalidRequest, rt.Topic, counts[rt.Topic])
-		} else if !r.authorized(acl.OpAlter, acl.ResourceTopic, rt.Topic) {
+		} else if denials[i] {
 			// ALTER on the topic; the refusal has no message, as
 			// ControllerApis.createPartitions answers it.
 			err = codeOnly{errTopicAuthorization}

@@ -57,7 +57,11 @@ func register(key, minV, maxV int16, fn handlerFunc) {
 	case minV < 0 || minV > maxV:
 		panic(fmt.Sprintf("register: %s has inverted range %d-%d", kmsg.NameForKey(key), minV, maxV))
 	}
-	apis[key] = &api{key: key, minVersion: minV, maxVersion: maxV, handle: fn}
+	handle := func(b *Broker, r *request) (kmsg.Response, error) {
+		wire.DropRepeatedEntries(r.body) // describe-each-once, before any handler looks
+		return fn(b, r)
+	}
+	apis[key] = &api{key: key, minVersion: minV, maxVersion: maxV, handle: handle}
 }
 
 // lookupAPI returns the entry for key, or nil when we do not serve it.

@@ -76,7 +76,7 @@ func decodeRecords(batch []byte) ([]Record, error) {
 		return nil, err
 	}
 	d := recordDecoder{b: raw}
-	out := make([]Record, 0, h.NumRecords)
+	out := make([]Record, 0, min(int(h.NumRecords), len(raw)/minRecordBytes))
 	for i := int32(0); i < h.NumRecords && d.err == nil; i++ {
 		length := d.varint()
 		if d.err != nil || length < 0 || length > int64(len(d.b)) {

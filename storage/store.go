@@ -78,12 +78,17 @@ func (t *Topic) UpdateConfigs(update func(current map[string]string) (map[string
 	return nil
 }
 
-// AddPartitions grows the topic to total partitions.
+// AddPartitions grows the topic to total partitions, adding at most
+// MaxPartitionsPerRequest (else ErrTooManyPartitions).
 func (t *Topic) AddPartitions(total int32) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if int(total) <= len(t.partitions) {
 		return fmt.Errorf("%w: topic %q has %d partitions, asked for %d", ErrInvalidPartitions, t.Name, len(t.partitions), total)
+	}
+	// Whatever path asks, no call makes more than one request may.
+	if int64(total)-int64(len(t.partitions)) > MaxPartitionsPerRequest {
+		return ErrTooManyPartitions
 	}
 	if t.journal != nil {
 		if err := t.journal.PartitionsAdded(t.ID, total); err != nil {
@@ -159,13 +164,18 @@ func (s *Store) Topics() []*Topic {
 }
 
 // CreateTopic adds a topic with the given partitions and overrides. The
-// name must be valid (ValidateTopicName) and the count positive.
+// name must be valid (ValidateTopicName) and the count positive and at
+// most MaxPartitionsPerRequest (else ErrTooManyPartitions, before anything
+// is allocated): every creating path, auto-creation included, meets it.
 func (s *Store) CreateTopic(name string, partitions int32, configs map[string]string) (*Topic, error) {
 	if err := ValidateTopicName(name); err != nil {
 		return nil, err
 	}
 	if partitions <= 0 {
 		return nil, fmt.Errorf("%w: %d, must be at least 1", ErrInvalidPartitions, partitions)
+	}
+	if partitions > MaxPartitionsPerRequest {
+		return nil, ErrTooManyPartitions
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -173,7 +173,7 @@ func recordStamps(batch []byte) ([]recordStamp, error) {
 		return nil, err
 	}
 	logAppend := h.Attributes&attrLogAppendTime != 0
-	stamps := make([]recordStamp, 0, h.NumRecords)
+	stamps := make([]recordStamp, 0, min(int(h.NumRecords), len(records)/minRecordBytes))
 	for i := int32(0); i < h.NumRecords; i++ {
 		length, n := binary.Varint(records)
 		if n <= 0 || length < 0 || length > int64(len(records)-n) {
