@@ -261,6 +261,7 @@ func (c *conn) rawSASLToken(frame []byte) bool {
 	if !ok {
 		return false
 	}
+	c.quota.Idle() // as send does
 	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	c.buf = binary.BigEndian.AppendUint32(c.buf[:0], uint32(len(out)))
 	c.buf = append(c.buf, out...)
