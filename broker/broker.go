@@ -370,7 +370,12 @@ func (b *Broker) acceptLoop(l *listener, ln net.Listener) {
 			}
 		}
 		backoff = 0
+		// The socket itself, so that net.Buffers writes fetch answers
+		// with writev; forgetConn gives the quota back.
 		quota, _ := nc.(*connquota.Conn)
+		if quota != nil {
+			nc = quota.NetConn()
+		}
 		if l.tls != nil {
 			nc = tls.Server(nc, l.tls) // the handshake runs in serve
 		}
@@ -380,6 +385,7 @@ func (b *Broker) acceptLoop(l *listener, ln net.Listener) {
 		if b.closing || l.stopped || l.ln != ln { // its node stopped meanwhile
 			b.mu.Unlock()
 			nc.Close()
+			quota.Release()
 			return
 		}
 		b.conns[c] = struct{}{}
@@ -393,6 +399,7 @@ func (b *Broker) forgetConn(c *conn) {
 	b.mu.Lock()
 	delete(b.conns, c)
 	b.mu.Unlock()
+	c.quota.Release() // after serve closed the socket
 	b.connWG.Done()
 }
 

@@ -238,6 +238,9 @@ func (c *conn) handleFrame(frame []byte) bool {
 		return true
 	}
 	resp.SetVersion(h.APIVersion)
+	if c.closeAfterSend {
+		c.delayFailedAuth() // the last answer: a failed SASL exchange
+	}
 	return c.send(h.CorrelationID, resp) && !c.closeAfterSend
 }
 

@@ -9,6 +9,9 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+	"github.com/twmb/franz-go/pkg/sasl/plain"
+	"github.com/twmb/franz-go/pkg/sasl/scram"
 
 	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
@@ -172,6 +175,54 @@ func TestMaxConnectionsPerIP(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("after a close, a new connection: %v", err)
+		}
+	}
+}
+
+// Rule: failed-authentication-delay. The answer to a wrong password
+// arrives no sooner than connection.failed.authentication.delay.ms (real
+// time: a lower bound), and the connection then closes; meanwhile other
+// connections are served. A kgo client's refused login takes as long. On
+// main the refusal came at once (3,740 guesses a second).
+func TestFailedAuthenticationDelayed(t *testing.T) {
+	const delay = 500 * time.Millisecond
+	b, _ := startSASLBroker(t, locktimer.NewManualClock(time.Now()),
+		map[string]string{"connection.failed.authentication.delay.ms": "500"})
+	addr := b.ListenerAddr("SASL_PLAINTEXT").String()
+
+	guesser, other := rawconn.Dial(t, addr), rawconn.Dial(t, addr)
+	if hs := guesser.Request(handshakeReq("PLAIN", 1)).(*kmsg.SASLHandshakeResponse); hs.ErrorCode != 0 {
+		t.Fatalf("handshake: %+v", hs)
+	}
+	req := authReq([]byte("\x00alice\x00wrong"))
+	began := time.Now()
+	corr := guesser.Send(req)
+	other.Request(apiVersions()) // not held behind the guesser's delay
+	if _, err := guesser.TryRecv(req, corr, time.Millisecond); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the refusal came before another connection's answer: %v", err)
+	}
+	resp := guesser.Recv(req, corr, 10*time.Second).(*kmsg.SASLAuthenticateResponse)
+	if waited := time.Since(began); waited < delay || resp.ErrorCode == 0 {
+		t.Fatalf("refusal %+v after %v, want an error after at least %v", resp, waited, delay)
+	}
+	guesser.ExpectClosed()
+
+	for name, mech := range map[string]sasl.Mechanism{
+		"PLAIN":         plain.Auth{User: "alice", Pass: "wrong"}.AsMechanism(),
+		"SCRAM-SHA-256": scram.Auth{User: "alice", Pass: "wrong"}.AsSha256Mechanism(),
+	} {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.SASL(mech), kgo.RequestRetries(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		began := time.Now()
+		err = cl.Ping(ctx)
+		waited := time.Since(began)
+		cancel()
+		cl.Close()
+		if err == nil || waited < delay {
+			t.Errorf("%s with a wrong password: %v after %v, want a refusal after at least %v", name, err, waited, delay)
 		}
 	}
 }

@@ -139,7 +139,8 @@ func (l *Listener) Close() error {
 	return l.Listener.Close()
 }
 
-// Count is how many of the listener's connections are open.
+// Count is how many of the listener's connections are open, counting
+// the slot an Accept under way has taken for the connection it waits for.
 func (l *Listener) Count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -309,10 +310,21 @@ func (c *Conn) Idle() {
 // Close closes the connection and gives its slot back, once.
 func (c *Conn) Close() error {
 	err := c.Conn.Close()
-	if c.released.CompareAndSwap(false, true) {
+	c.Release()
+	return err
+}
+
+// NetConn is the connection Accept took from the kernel. An owner that
+// needs the socket's own type (net.Buffers writes with writev only to a
+// *net.TCPConn) reads and writes it, closes it, and then calls Release.
+func (c *Conn) NetConn() net.Conn { return c.Conn }
+
+// Release gives the connection's slot back without closing it, once
+// (Close does both); a no-op on a nil *Conn.
+func (c *Conn) Release() {
+	if c != nil && c.released.CompareAndSwap(false, true) {
 		c.l.q.release(c)
 	}
-	return err
 }
 
 // remoteIP is the client's IP, IPv4 in its 4-byte form.

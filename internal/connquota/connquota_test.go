@@ -209,3 +209,19 @@ func TestIdleConnectionClosedOnTheClock(t *testing.T) {
 		t.Fatalf("%d timers left on the clock", n)
 	}
 }
+
+// Rule: max-connections. An owner that works on the socket itself
+// (NetConn) and closes it gives the slot back with Release, once.
+func TestReleaseGivesTheSlotBack(t *testing.T) {
+	s := serve(t, New(locktimer.RealClock{}, Limits{MaxConnections: 1}, nil))
+	s.dial(t)
+	c := s.next(t)
+	c.NetConn().Close()
+	c.Release()
+	c.Release() // a second is a no-op: the count cannot go below the open ones
+	s.dial(t)
+	s.next(t)
+	if n := s.ln.Count(); n != 1 {
+		t.Fatalf("count %d, want 1", n)
+	}
+}
