@@ -33,17 +33,20 @@ type Limits struct {
 	// MaxConnections caps the connections one Listener holds at once
 	// (max.connections). At the cap its Accept waits for one of them to
 	// close before it takes the next from the kernel, as Kafka's acceptor
-	// blocks: a new client waits in the listen backlog, costing this
-	// process no file descriptor.
+	// blocks (Kafka takes the one socket first and then waits; waiting
+	// first leaves it in the listen backlog, costing this process no file
+	// descriptor).
 	MaxConnections int
 	// MaxPerIP caps the connections from one client IP across every
 	// Listener of the Quotas (max.connections.per.ip). One over it is
 	// closed as soon as it is accepted, as Kafka closes it.
 	MaxPerIP int
 	// MaxIdle closes a connection that has been idle this long on the
-	// clock (connections.max.idle.ms): idle means no request being read,
-	// handled or answered. A connection whose request is parked (a long
-	// poll) is busy, never idle.
+	// clock (connections.max.idle.ms): idle is the time since its last
+	// answer went out (or it was accepted) with no request in hand; a
+	// request is in hand from the moment its frame is whole (Busy) until
+	// its answer is about to be written (Idle), so one parked in a long
+	// poll is never idle.
 	MaxIdle time.Duration
 }
 
