@@ -29,8 +29,15 @@ func newAuthenticator(r *resolved) (*auth.Authenticator, error) {
 	for i, l := range r.Listeners {
 		ls[i] = auth.Listener{Listen: l.Listen, Advertise: l.Advertise, TLS: l.UsesTLS(), SASL: l.UsesSASL()}
 	}
+	mechs := configdef.SplitList(r.props[auth.PropEnabledMechanisms])
+	if slices.Contains(mechs, auth.MechOAuth) && slices.ContainsFunc(r.Listeners, ListenerConfig.UsesSASL) {
+		// oauthbearer-unsecured: as Kafka's unsecured validator, no
+		// signature is checked; say so once, where operators look.
+		r.Logger.Warn("OAUTHBEARER takes unsecured tokens: any client can claim any principal, a super user included; use it only on a trusted network",
+			"mechanisms", r.props[auth.PropEnabledMechanisms])
+	}
 	return auth.New(auth.Config{TLS: r.TLS, ClientAuth: r.clientAuth, Listeners: ls, Users: r.SASLUsers,
-		Mechanisms: configdef.SplitList(r.props[auth.PropEnabledMechanisms])})
+		Mechanisms: mechs})
 }
 
 // hasSASLListener reports whether any listener is SASL_PLAINTEXT or

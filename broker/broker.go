@@ -26,6 +26,7 @@ import (
 	"github.com/sharebroker/sharebroker/faults"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/httpapi"
+	"github.com/sharebroker/sharebroker/internal/connquota"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/persist"
@@ -108,6 +109,9 @@ type serving struct {
 	stopServing context.CancelFunc
 	connWG      sync.WaitGroup // connection goroutines
 	acceptWG    sync.WaitGroup // accept loops and background loops
+	// quotas bound each node's Kafka connections (connlimits.go), by
+	// node index; made in New, never changed.
+	quotas []*connquota.Quotas
 }
 
 // testHooks are nil outside tests; tests set them before the broker
@@ -224,6 +228,7 @@ func New(cfg Config) (*Broker, error) {
 	b.txns = b.newTxnCoordinator()
 	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns, b.shareServing)
 	b.data = b.newPersist()
+	b.newQuotas()
 	return b, nil
 }
 
@@ -259,7 +264,7 @@ func (b *Broker) Start() error {
 			if advertise != "" {
 				advertise, _ = brokerconfig.NodeAddr(advertise, i)
 			}
-			ln, err := net.Listen("tcp", listen)
+			ln, err := b.listenKafka(i, listen)
 			if err != nil {
 				if b.cfg.Nodes > 1 {
 					return fail(fmt.Errorf("node %d: listener %s: listen on %s: %w", node, lc.Name, listen, err))
@@ -366,14 +371,22 @@ func (b *Broker) acceptLoop(l *listener, ln net.Listener) {
 			}
 		}
 		backoff = 0
+		// The socket itself, so that net.Buffers writes fetch answers
+		// with writev; forgetConn gives the quota back.
+		quota, _ := nc.(*connquota.Conn)
+		if quota != nil {
+			nc = quota.NetConn()
+		}
 		if l.tls != nil {
 			nc = tls.Server(nc, l.tls) // the handshake runs in serve
 		}
 		c := newConn(b, l, nc)
+		c.quota = quota
 		b.mu.Lock()
 		if b.closing || l.stopped || l.ln != ln { // its node stopped meanwhile
 			b.mu.Unlock()
 			nc.Close()
+			quota.Release()
 			return
 		}
 		b.conns[c] = struct{}{}
@@ -387,6 +400,7 @@ func (b *Broker) forgetConn(c *conn) {
 	b.mu.Lock()
 	delete(b.conns, c)
 	b.mu.Unlock()
+	c.quota.Release() // after serve closed the socket
 	b.connWG.Done()
 }
 
@@ -436,6 +450,9 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.consumerGroups.Close()
 	b.shareServing.Close()
 	b.data.Close()
+	for _, q := range b.quotas {
+		q.Close()
+	}
 	b.log.Info("stopped")
 	return nil
 }

@@ -91,6 +91,16 @@ type Config struct {
 	// Advancing needs a clock with an Advance method (OffsetClock,
 	// ManualClock).
 	EnableTestAPI bool
+	// HTTPToken, when set, must come as "Authorization: Bearer <token>"
+	// on every HTTP path but /healthz, /readyz, the console's static
+	// pages and, with HTTPMetricsPublic, /metrics (httpapi.Config.Token;
+	// docs/security.md, "Who may reach the HTTP listener").
+	HTTPToken string
+	// HTTPMetricsPublic serves /metrics without HTTPToken.
+	HTTPMetricsPublic bool
+	// HTTPMaxConnections caps the HTTP listener's connections; zero
+	// means httpapi.DefaultMaxConnections.
+	HTTPMaxConnections int
 	// Registry receives the broker's metrics. Nil means a registry of the
 	// broker's own; never the global one.
 	Registry *prometheus.Registry

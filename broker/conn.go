@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/auth"
+	"github.com/sharebroker/sharebroker/internal/connquota"
 	"github.com/sharebroker/sharebroker/metrics"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/wire"
@@ -62,6 +63,10 @@ type conn struct {
 	closeAfterSend bool
 	// host is the client's IP as ACLs name hosts; clientIP fills it.
 	host string
+	// quota is the connection as its listener's connquota counts it: it
+	// is marked busy while a request is handled, idle after (nil for a
+	// connection a test made without a listener).
+	quota *connquota.Conn
 	// readBuf holds the record bytes Fetch and ShareFetch copy out of
 	// segment files (storage.ReadBuffer; with a data directory only).
 	// Reset before each request is handled: the connection answers one
@@ -100,6 +105,7 @@ func (c *conn) serve() {
 			c.readFailed(err)
 			return
 		}
+		c.quota.Busy() // connections-max-idle: a request in hand is not idleness
 		if c.sasl != nil && c.sasl.state == saslRawToken {
 			if !c.rawSASLToken(frame) {
 				return
@@ -229,9 +235,13 @@ func (c *conn) handleFrame(frame []byte) bool {
 		return false
 	}
 	if resp == nil {
+		c.quota.Idle() // no answer (acks=0): idle from now
 		return true
 	}
 	resp.SetVersion(h.APIVersion)
+	if c.closeAfterSend {
+		c.delayFailedAuth() // the last answer: a failed SASL exchange
+	}
 	return c.send(h.CorrelationID, resp) && !c.closeAfterSend
 }
 
@@ -264,6 +274,10 @@ func (c *conn) call(a *api, r *request) (resp kmsg.Response, err error) {
 // goes out as one vectored write whose record segments point into the
 // partition logs, so record bytes are never copied on the way out.
 func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
+	// Idle from here, before the client can read the answer and act on
+	// it (move a test's clock); the write itself is bounded by its
+	// deadline.
+	c.quota.Idle()
 	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	var err error
 	var spliced bool

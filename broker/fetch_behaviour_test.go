@@ -23,6 +23,10 @@ import (
 func manualBroker(t *testing.T, props map[string]string) (*locktimer.ManualClock, string, int) {
 	t.Helper()
 	clock := locktimer.NewManualClock(time.UnixMilli(1_700_000_000_000))
+	if props == nil {
+		props = map[string]string{}
+	}
+	props["connections.max.idle.ms"] = "-1" // no idle sweep's timer in the count
 	_, addr := startBroker(t, broker.Config{Clock: clock, Props: props})
 	waitPending(t, clock, 1)
 	return clock, addr, 1

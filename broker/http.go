@@ -26,14 +26,16 @@ func (b *Broker) startHTTP() error {
 	cfg := httpapi.Config{
 		// b.metrics fills the broker's registry on the first scrape
 		// (metrics.New).
-		Metrics: b.metrics,
-		State:   s,
-		Log:     b.log,
+		Metrics:       b.metrics,
+		State:         s,
+		Log:           b.log,
+		Token:         b.cfg.HTTPToken,
+		MetricsPublic: b.cfg.HTTPMetricsPublic,
 	}
 	if b.cfg.EnableTestAPI {
 		cfg.Control = s
 	}
-	srv, err := httpapi.Listen(b.cfg.HTTP, httpapi.Handler(cfg))
+	srv, err := httpapi.Listen(b.cfg.HTTP, httpapi.Handler(cfg), httpapi.Limits{MaxConnections: b.cfg.HTTPMaxConnections})
 	if err != nil {
 		return err
 	}
@@ -47,7 +49,11 @@ func (b *Broker) startHTTP() error {
 	b.mu.Unlock()
 	b.log.Info("listening", "listener", "HTTP", "addr", srv.Addr().String())
 	if b.cfg.EnableTestAPI {
-		b.log.Warn("test API enabled: anyone reaching the HTTP listener can move the broker clock",
+		who := "anyone reaching the HTTP listener"
+		if b.cfg.HTTPToken != "" {
+			who = "anyone holding the HTTP token"
+		}
+		b.log.Warn("test API enabled: "+who+" can move the broker clock, stop nodes and inject faults",
 			"addr", srv.Addr().String(), "clock", fmt.Sprintf("%T", b.clock))
 	}
 	b.acceptWG.Add(1)

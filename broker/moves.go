@@ -91,7 +91,7 @@ func (b *Broker) StartNode(id int32) error {
 		if l.node != id {
 			continue
 		}
-		ln, err := net.Listen("tcp", l.bound)
+		ln, err := b.listenKafka(int(id-b.cfg.NodeID), l.bound)
 		if err != nil {
 			for _, o := range bound {
 				o.Close()

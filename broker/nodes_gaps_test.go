@@ -108,10 +108,11 @@ func TestNodesMinInsyncReplicas(t *testing.T) {
 // answer NOT_LEADER_OR_FOLLOWER.
 func TestNodesFetchFromFollower(t *testing.T) {
 	// The manual clock tells when the long poll below is parked: it arms
-	// a timer for its MaxWaitMs (the retention loop holds the other).
+	// a timer for its MaxWaitMs (the retention loop holds one more, and
+	// each node's idle sweep one, once that node has a connection).
 	clock := locktimer.NewManualClock(time.UnixMilli(1_700_000_000_000))
 	s := newLeaderSetup(t, clock)
-	waitPending(t, clock, 1)
+	waitPending(t, clock, 4)
 	if r := s.produce(t, s.leader(0), 10, 0, 3).Topics[0].Partitions[0]; r.ErrorCode != 0 {
 		t.Fatalf("produce: %+v", r)
 	}
@@ -143,7 +144,7 @@ func TestNodesFetchFromFollower(t *testing.T) {
 	req.Topics = append(req.Topics, rt)
 	poller := rawconn.Dial(t, nodeListenerAddr(t, s.b, f, "OTHER"))
 	corr := poller.Send(req)
-	waitPending(t, clock, 2)
+	waitPending(t, clock, 5)
 	start := time.Now()
 	if r := s.produce(t, s.leader(0), 10, 0, 1).Topics[0].Partitions[0]; r.ErrorCode != 0 {
 		t.Fatalf("produce: %+v", r)

@@ -273,7 +273,8 @@ func TestNodesMoveWakesFetch(t *testing.T) {
 	// MaxWaitMs (the retention loop holds one more), so the test knows
 	// both fetches wait before it moves the leader.
 	clock := locktimer.NewManualClock(time.UnixMilli(1_700_000_000_000))
-	b := testbroker.Start(t, broker.Config{Nodes: 3, Clock: clock})
+	// No idle sweep (connections-max-idle): its timer would count too.
+	b := testbroker.Start(t, broker.Config{Nodes: 3, Clock: clock, Props: map[string]string{"connections.max.idle.ms": "-1"}})
 	waitPending(t, clock, 1)
 	c0 := rawconn.Dial(t, b.NodeAddrs()[0].String())
 	createTopicRaw(t, c0, "t", 1)

@@ -167,11 +167,13 @@ func (c *conn) saslGate(h wire.Header, body []byte) bool {
 		c.log.Warn("closing connection: SASL re-authentication failed", attrReason, s.badMechanism)
 		c.b.metrics.SASLAuth(s.Mech, false, c.nodeLabel())
 		s.state = saslFailed
+		c.delayFailedAuth()
 		return false
 	}
 	c.log.Warn("closing connection: request not allowed before SASL authentication",
 		attrAPI, kmsg.NameForKey(h.APIKey), "api_key", h.APIKey, attrAPIVersion, h.APIVersion, attrClientID, h.ClientID,
 		"sasl_state", s.state.String())
+	c.delayFailedAuth()
 	return false
 }
 
@@ -187,6 +189,7 @@ func (c *conn) refuseSASL(h wire.Header, body []byte) {
 	}
 	c.log.Warn("closing connection: request other than SaslAuthenticate during SASL authentication",
 		attrAPI, kmsg.NameForKey(h.APIKey), attrAPIVersion, h.APIVersion, attrClientID, h.ClientID)
+	c.delayFailedAuth() // Kafka's IllegalSaslStateException is an authentication failure
 	if req == nil || err != nil {
 		return
 	}
@@ -259,13 +262,24 @@ func (c *conn) saslStep(in []byte) (out []byte, lifetimeMs int64, failMsg string
 func (c *conn) rawSASLToken(frame []byte) bool {
 	out, _, _, ok := c.saslStep(frame)
 	if !ok {
+		c.delayFailedAuth() // the close is the answer
 		return false
 	}
+	c.quota.Idle() // as send does
 	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
 	c.buf = binary.BigEndian.AppendUint32(c.buf[:0], uint32(len(out)))
 	c.buf = append(c.buf, out...)
 	_, err := c.nc.Write(c.buf)
 	return c.sent(err)
+}
+
+// delayFailedAuth holds the connection's answer to a failed
+// authentication, or its close when there is no answer, for
+// connection.failed.authentication.delay.ms in real time
+// (failed-authentication-delay; auth.DelayFailure says why real time). A
+// closing broker cuts it short.
+func (c *conn) delayFailedAuth() {
+	auth.DelayFailure(c.b.serveCtx, c.b.cfg.props.Connections().FailedAuthDelay)
 }
 
 // maxFrame is the largest frame the connection accepts next: the SASL

@@ -100,6 +100,9 @@ func FuzzSASL(f *testing.F) {
 				"listeners":                 "SASL_PLAINTEXT://127.0.0.1:0",
 				"sasl.enabled.mechanisms":   "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512,OAUTHBEARER",
 				"connections.max.reauth.ms": "60000",
+				// No real-time wait per failed exchange: it would
+				// only slow the fuzzer (failed-authentication-delay).
+				"connection.failed.authentication.delay.ms": "0",
 			}})
 		if err != nil {
 			t.Fatal(err)

@@ -62,7 +62,8 @@ func TestSASLMovesEveryCell(t *testing.T) {
 			b, err := New(Config{Listen: "127.0.0.1:0", Clock: locktimer.NewManualClock(time.Unix(1_700_000_000, 0)),
 				Logger:    slog.New(slog.DiscardHandler),
 				SASLUsers: []SASLUser{{Name: "alice", Password: "alice-secret"}},
-				Props:     map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:0"}})
+				Props: map[string]string{"listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+					"connection.failed.authentication.delay.ms": "0"}}) // moves, not time
 			if err != nil {
 				t.Fatal(err)
 			}

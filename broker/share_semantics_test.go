@@ -48,7 +48,9 @@ type shareEnv struct {
 func newShareEnv(t *testing.T, groupConfigs ...string) *shareEnv {
 	t.Helper()
 	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
-	_, addr := startBroker(t, broker.Config{Clock: clock})
+	// No idle sweep (connections-max-idle): tests here count the clock's
+	// timers, and the share ones run past ten idle minutes.
+	_, addr := startBroker(t, broker.Config{Clock: clock, Props: map[string]string{"connections.max.idle.ms": "-1"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	admin, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic(semTopic))

@@ -73,6 +73,28 @@ func TestTestAPIRejectsBadRequests(t *testing.T) {
 	}
 }
 
+// Rule: clock-bounded. An advance that would take the clock past
+// locktimer.MaxTime answers 400 and moves nothing; before the bound,
+// 2562047h47m answered 200 and the clock went backwards.
+func TestTestAPIAdvanceBounded(t *testing.T) {
+	_, base := newHTTPShareEnv(t, broker.Config{EnableTestAPI: true})
+	before := time.Now()
+	for _, d := range []string{"2562047h47m", "2562047h47m16.854775807s", "1600000h"} {
+		status, out := httpPost(t, base+"/v1/test/clock/advance", `{"duration":"`+d+`"}`)
+		if status != http.StatusBadRequest || !strings.Contains(string(out), "may not pass 2200") {
+			t.Errorf("advance by %s: %d %s, want 400 naming the bound", d, status, out)
+		}
+	}
+	_, body := httpGet(t, base+"/v1/test/clock")
+	var now httpapi.ClockJSON
+	if err := json.Unmarshal(body, &now); err != nil {
+		t.Fatal(err)
+	}
+	if at, err := time.Parse(time.RFC3339Nano, now.Now); err != nil || at.Before(before) || at.After(time.Now()) {
+		t.Fatalf("clock after refused advances reads %q (%v), want real time", now.Now, err)
+	}
+}
+
 // A clock that cannot move makes the endpoint answer 409, not pretend.
 func TestTestAPIRealClockConflict(t *testing.T) {
 	_, base := newHTTPShareEnv(t, broker.Config{EnableTestAPI: true, Clock: locktimer.RealClock{}})

@@ -50,6 +50,9 @@ func gatherProperties() []Property {
 	for _, d := range brokerProperties {
 		out = append(out, declared(d))
 	}
+	for _, d := range connectionProperties {
+		out = append(out, declared(d))
+	}
 	for _, d := range group.GroupConfigProperties() {
 		out = append(out, declared(d))
 	}

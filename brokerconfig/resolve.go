@@ -102,6 +102,9 @@ func Resolve(s Settings, parseClientAuth func(string) (string, error)) (*Resolve
 	if r.Values, err = newProps(otherProps); err != nil {
 		return nil, err
 	}
+	if err := checkConnections(r.Values); err != nil {
+		return nil, err
+	}
 	if err := r.resolveDataDir(); err != nil {
 		return nil, err
 	}

@@ -25,11 +25,56 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/sharebroker/sharebroker/internal/connquota"
+	"github.com/sharebroker/sharebroker/locktimer"
 )
 
 // readHeaderTimeout bounds how long a client may take to send request
 // headers, so an idle connection cannot hold a server goroutine forever.
 const readHeaderTimeout = 10 * time.Second
+
+// The defaults of Limits (http-limits in docs/security.md): a connection
+// must send its request, headers and body, within DefaultReadTimeout; an
+// answer must be written within DefaultWriteTimeout of the request's
+// arrival; a keep-alive connection with no request for DefaultIdleTimeout
+// is closed; and the listener holds at most DefaultMaxConnections
+// connections, so idle or slow HTTP clients cannot take the file
+// descriptors the Kafka listeners need.
+const (
+	DefaultReadTimeout    = 30 * time.Second
+	DefaultWriteTimeout   = 2 * time.Minute
+	DefaultIdleTimeout    = time.Minute
+	DefaultMaxConnections = 256
+)
+
+// Limits bound the HTTP listener's connections; a zero field takes its
+// default.
+type Limits struct {
+	// MaxConnections caps the connections held at once. At the cap the
+	// listener accepts the next only when one closes (internal/connquota):
+	// the client waits in the kernel's backlog, costing no descriptor.
+	MaxConnections int
+	// ReadTimeout, WriteTimeout and IdleTimeout are net/http's, in real
+	// time.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+}
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxConnections <= 0 {
+		l.MaxConnections = DefaultMaxConnections
+	}
+	if l.ReadTimeout <= 0 {
+		l.ReadTimeout = DefaultReadTimeout
+	}
+	if l.WriteTimeout <= 0 {
+		l.WriteTimeout = DefaultWriteTimeout
+	}
+	if l.IdleTimeout <= 0 {
+		l.IdleTimeout = DefaultIdleTimeout
+	}
+	return l
+}
 
 // Config is what the HTTP listener serves.
 type Config struct {
@@ -42,16 +87,23 @@ type Config struct {
 	Control Control
 	// Log receives one line for each change the test API makes.
 	Log *slog.Logger
+	// Token, when set, must come as "Authorization: Bearer <Token>" on
+	// every request but /healthz, /readyz, GETs of the console's static
+	// pages (/ and /console/...) and, with MetricsPublic, /metrics; any
+	// other is 401 (guard.go). Empty leaves the listener open.
+	Token string
+	// MetricsPublic serves /metrics without the token.
+	MetricsPublic bool
 }
 
-// Handler returns the HTTP API of cfg.
+// Handler returns the HTTP API of cfg, behind its token if it has one.
 func Handler(cfg Config) http.Handler {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	mux := http.NewServeMux()
 	routes(mux, cfg)
-	return mux
+	return guard(mux, cfg.Token, cfg.MetricsPublic)
 }
 
 // routes is every path the listener answers. A path or status here is
@@ -87,13 +139,22 @@ type Server struct {
 	srv *http.Server
 }
 
-// Listen binds addr for h. Nothing is answered until Serve.
-func Listen(addr string, h http.Handler) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
+// Listen binds addr for h, within lim. Nothing is answered until Serve.
+func Listen(addr string, h http.Handler, lim Limits) (*Server, error) {
+	raw, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("http listen on %s: %w", addr, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: readHeaderTimeout}
+	lim = lim.withDefaults()
+	// Only the cap: net/http keeps the idle time, in real time.
+	ln := connquota.New(locktimer.RealClock{}, connquota.Limits{MaxConnections: lim.MaxConnections}, nil).Listener(raw)
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: min(readHeaderTimeout, lim.ReadTimeout),
+		ReadTimeout:       lim.ReadTimeout,
+		WriteTimeout:      lim.WriteTimeout, // the event streams extend it write by write (events.go)
+		IdleTimeout:       lim.IdleTimeout,
+	}
 	// Requests' contexts end when Shutdown begins, so the console's event
 	// streams (events.go), which never finish on their own, end with it.
 	base, cancel := context.WithCancel(context.Background())

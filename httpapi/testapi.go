@@ -54,9 +54,10 @@ type Control interface {
 
 // Advancer is a clock that a test can move forward: locktimer.ManualClock
 // and locktimer.OffsetClock. Advance must run every callback that became
-// due before it returns.
+// due before it returns, and return an error, moving nothing, when the
+// clock may not go that far (locktimer.MaxTime).
 type Advancer interface {
-	Advance(d time.Duration)
+	Advance(d time.Duration) error
 }
 
 // maxBody bounds a test API request body.
@@ -133,7 +134,12 @@ func (t testAPI) serveClockAdvance(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "duration %q: want a non-negative Go duration such as \"30s\"", in.Duration)
 		return
 	}
-	adv.Advance(d)
+	if err := adv.Advance(d); err != nil {
+		// clock-bounded: a jump that would pass locktimer.MaxTime is
+		// refused rather than wrapping the clock backwards.
+		writeError(w, http.StatusBadRequest, "duration %q: %v", in.Duration, err)
+		return
+	}
 	t.log.Info("clock advanced by test API", "by", d, "now", clock.Now())
 	writeJSON(w, http.StatusOK, t.clockJSON())
 }

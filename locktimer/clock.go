@@ -12,9 +12,33 @@ package locktimer
 
 import (
 	"container/heap"
+	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
+
+// MaxTime is the latest time a clock a test moves may reach: ManualClock's
+// Advance and Set and OffsetClock's Advance refuse to go past it
+// (clock-bounded in docs/share-groups.md). Deadlines are kept as Unix
+// nanoseconds (the timer service, lock deadlines), which overflow in April
+// 2262; stopping at 2200 leaves 62 years for any timeout scheduled from the
+// latest reachable time. Without the bound, an advance near
+// math.MaxInt64 nanoseconds wrapped the offset clock backwards.
+var MaxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// ErrPastMaxTime is why an advance was refused: it would take the clock
+// past MaxTime. The clock did not move.
+var ErrPastMaxTime = errors.New("the clock may not pass " + MaxTime.Format(time.RFC3339))
+
+// checkAdvance reports whether moving a clock that reads now forward by d
+// stays within MaxTime, comparing durations so that no sum can overflow.
+func checkAdvance(now time.Time, d time.Duration) error {
+	if room := MaxTime.Sub(now); d > room {
+		return fmt.Errorf("advance by %v from %s: %w", d, now.UTC().Format(time.RFC3339Nano), ErrPastMaxTime)
+	}
+	return nil
+}
 
 // Clock is the one source of time and of delayed callbacks.
 type Clock interface {
@@ -77,24 +101,34 @@ func (c *ManualClock) AfterFunc(d time.Duration, f func()) Timer {
 // new time runs, in deadline order, on the calling goroutine, and Now reads
 // each callback's deadline while it runs. Advance returns after the last of
 // them has returned; callbacks scheduled by callbacks run too if they fall
-// due within the window.
-func (c *ManualClock) Advance(d time.Duration) {
+// due within the window. An advance that would pass MaxTime is refused
+// with an error wrapping ErrPastMaxTime, and the clock stays where it was.
+func (c *ManualClock) Advance(d time.Duration) error {
 	if d < 0 {
 		d = 0
 	}
 	c.advanceMu.Lock()
 	defer c.advanceMu.Unlock()
 	c.mu.Lock()
-	target := c.now.Add(d)
+	now := c.now
 	c.mu.Unlock()
-	c.fireUntil(target)
+	if err := checkAdvance(now, d); err != nil {
+		return err
+	}
+	c.fireUntil(now.Add(d))
+	return nil
 }
 
-// Set moves the clock to t (never backwards) with Advance's semantics.
-func (c *ManualClock) Set(t time.Time) {
+// Set moves the clock to t (never backwards) with Advance's semantics; a t
+// past MaxTime is refused as Advance refuses it.
+func (c *ManualClock) Set(t time.Time) error {
+	if t.After(MaxTime) {
+		return fmt.Errorf("set to %s: %w", t.UTC().Format(time.RFC3339Nano), ErrPastMaxTime)
+	}
 	c.advanceMu.Lock()
 	defer c.advanceMu.Unlock()
 	c.fireUntil(t)
+	return nil
 }
 
 // Pending reports how many callbacks are scheduled and not yet run.

@@ -1,6 +1,8 @@
 package locktimer
 
 import (
+	"errors"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -143,5 +145,37 @@ func TestRealClockAfterFunc(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("real AfterFunc did not fire within 10 s")
+	}
+}
+
+// Rule: clock-bounded. An advance that would take a clock past MaxTime is
+// refused and moves nothing, on both clocks a test moves; one that lands
+// on MaxTime is allowed. The largest Go duration, 2562047h47m16.854775807s,
+// wrapped the offset clock backwards before the bound.
+func TestClockAdvanceBoundedByMaxTime(t *testing.T) {
+	manual := NewManualClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	offset := NewOffsetClock()
+	for name, c := range map[string]interface {
+		Clock
+		Advance(time.Duration) error
+	}{"manual": manual, "offset": offset} {
+		before := c.Now()
+		for _, d := range []time.Duration{math.MaxInt64, 2562047*time.Hour + 47*time.Minute, MaxTime.Sub(before) + time.Hour} {
+			if err := c.Advance(d); !errors.Is(err, ErrPastMaxTime) {
+				t.Errorf("%s: Advance(%v) = %v, want ErrPastMaxTime", name, d, err)
+			}
+		}
+		if now := c.Now(); now.Before(before) || now.Sub(before) > time.Minute {
+			t.Errorf("%s: a refused advance moved the clock from %v to %v", name, before, now)
+		}
+	}
+	if err := manual.Advance(MaxTime.Sub(manual.Now())); err != nil || !manual.Now().Equal(MaxTime) {
+		t.Fatalf("advance to MaxTime: %v, clock %v", err, manual.Now())
+	}
+	if err := manual.Advance(time.Nanosecond); !errors.Is(err, ErrPastMaxTime) {
+		t.Fatalf("one nanosecond past MaxTime: %v", err)
+	}
+	if err := NewManualClock(time.Now()).Set(MaxTime.Add(time.Nanosecond)); !errors.Is(err, ErrPastMaxTime) {
+		t.Fatalf("Set past MaxTime: %v", err)
 	}
 }

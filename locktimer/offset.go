@@ -61,14 +61,23 @@ func (c *OffsetClock) AfterFunc(d time.Duration, f func()) Timer {
 
 // Advance moves the clock forward by d (a negative d counts as zero) and
 // runs every callback now due, in deadline order, before it returns.
-// Callbacks scheduled by callbacks run too if they fall due.
-func (c *OffsetClock) Advance(d time.Duration) {
+// Callbacks scheduled by callbacks run too if they fall due. An advance
+// that would pass MaxTime is refused with an error wrapping
+// ErrPastMaxTime (the offset would otherwise overflow and the clock run
+// backwards), and the clock keeps its offset.
+func (c *OffsetClock) Advance(d time.Duration) error {
 	c.fireMu.Lock()
 	defer c.fireMu.Unlock()
+	d = max(d, 0)
 	c.mu.Lock()
-	c.offset += max(d, 0)
+	if err := checkAdvance(c.nowLocked(), d); err != nil {
+		c.mu.Unlock()
+		return err
+	}
+	c.offset += d
 	c.mu.Unlock()
 	c.fireDue()
+	return nil
 }
 
 // Pending reports how many callbacks are scheduled and not yet run.

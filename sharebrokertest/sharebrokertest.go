@@ -112,13 +112,14 @@ type Broker struct {
 
 	b     *broker.Broker
 	clock advancer
+	t     testing.TB
 }
 
 // advancer is a clock a test can move forward: the manual clock, or real
-// time plus an offset.
+// time plus an offset. Advance refuses to pass locktimer.MaxTime.
 type advancer interface {
 	locktimer.Clock
-	Advance(time.Duration)
+	Advance(time.Duration) error
 }
 
 // Start runs a broker on a free loopback port for the rest of the test.
@@ -145,7 +146,7 @@ func Start(t testing.TB, opts ...Option) *Broker {
 	}
 	cfg.EnableTestAPI = s.testAPI
 	b := testbroker.Start(t, cfg)
-	out := &Broker{Addr: b.Addr().String(), Clock: manual, b: b, clock: clock}
+	out := &Broker{Addr: b.Addr().String(), Clock: manual, b: b, clock: clock, t: t}
 	for _, a := range b.NodeAddrs() {
 		out.NodeAddrs = append(out.NodeAddrs, a.String())
 	}
@@ -165,8 +166,15 @@ func Start(t testing.TB, opts ...Option) *Broker {
 
 // Advance moves the broker's clock forward by d. Everything due by then —
 // lock expiries, member session timeouts, long-poll deadlines, retention —
-// has happened when it returns.
-func (b *Broker) Advance(d time.Duration) { b.clock.Advance(d) }
+// has happened when it returns. An advance that would take the clock past
+// locktimer.MaxTime fails the test (clock-bounded) and moves nothing, so,
+// like t.Fatal, call it from the test's goroutine.
+func (b *Broker) Advance(d time.Duration) {
+	b.t.Helper()
+	if err := b.clock.Advance(d); err != nil {
+		b.t.Fatalf("sharebrokertest: %v", err)
+	}
+}
 
 // ShareGroup returns the group's members and each share partition's
 // in-flight window (state, owner, delivery count and lock deadline of every

@@ -2,7 +2,10 @@ package sharebrokertest_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,4 +228,36 @@ func TestDataDirAcrossBrokers(t *testing.T) {
 			t.Fatalf("second broker served %v (%v), want the record the first stored", recs, fs.Err0())
 		}
 	})
+}
+
+// fatalRecorder is a test whose Fatalf is recorded instead of failing the
+// real test: it ends the calling goroutine as t.Fatalf does.
+type fatalRecorder struct {
+	testing.TB
+	fatal string
+}
+
+func (f *fatalRecorder) Fatalf(format string, args ...any) {
+	f.fatal = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// Rule: clock-bounded. Advance past locktimer.MaxTime fails the test with
+// t.Fatalf (no panic) and leaves the clock where it was.
+func TestAdvancePastMaxTimeFailsTheTest(t *testing.T) {
+	rec := &fatalRecorder{TB: t}
+	b := sharebrokertest.Start(rec)
+	before := b.Clock.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Advance(2562047*time.Hour + 47*time.Minute)
+	}()
+	<-done
+	if !strings.Contains(rec.fatal, "may not pass 2200") {
+		t.Fatalf("Advance past MaxTime: Fatalf %q, want one naming the bound", rec.fatal)
+	}
+	if now := b.Clock.Now(); !now.Equal(before) {
+		t.Fatalf("refused Advance moved the clock from %v to %v", before, now)
+	}
 }

@@ -45,6 +45,8 @@ type serveFlags struct {
 	saslUsers []string
 	// dataDir is broker.Config.DataDir (Kafka's log.dirs).
 	dataDir string
+	// httpGuard is the HTTP listener's token and bounds (httpguard.go).
+	httpGuard httpGuardFlags
 }
 
 func newRootCommand() *cobra.Command {
@@ -104,6 +106,7 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs.StringArrayVar(&f.saslUsers, saslUserFlag, nil, "SASL user NAME:PASSWORD for PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512; repeatable (env "+envSASLUsers+"=alice:pw,bob:pw)")
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory that keeps topics and records across restarts (Kafka's log.dirs; docs/durability.md); empty keeps everything in memory")
 	fs.StringArrayVar(&f.configs, "config", nil, "Kafka property KEY=VALUE; repeatable (see the README's configuration reference)")
+	addHTTPGuardFlags(fs, &f.httpGuard)
 }
 
 // buildConfig turns flags into a broker.Config; every mistake names the flag.
@@ -142,6 +145,9 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 	}
 	if f.testAPI && f.http == "" {
 		return cfg, fmt.Errorf("--enable-test-api needs the HTTP server: --http is empty")
+	}
+	if err := applyHTTPGuard(&cfg, f.httpGuard); err != nil {
+		return cfg, err
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {

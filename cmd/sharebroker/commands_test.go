@@ -25,6 +25,7 @@ const runMainEnv = "SHAREBROKER_TEST_RUN_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(runMainEnv) == "1" {
+		limitOpenFiles()
 		main()
 		os.Exit(0)
 	}
