@@ -91,10 +91,11 @@ func TestHTTPGuard(t *testing.T) {
 		{guarded, "GET", "/v1/test/clock", "", "", 401, `Bearer realm="sharebroker"`},
 		{guarded, "POST", "/v1/test/clock/advance", "", `{"duration":"30s"}`, 401, `Bearer realm="sharebroker"`},
 		{guarded, "POST", "/v1/test/clock/advance", "Bearer " + token, `{"duration":"30s"}`, 200, ""},
-		// The console's pages pass the guard (404 here: no console is
-		// routed in this test); anything else under them does not.
-		{guarded, "GET", "/", "", "", 404, ""},
-		{guarded, "GET", "/console/app.js", "", "", 404, ""},
+		// The console's pages pass the guard; anything else under them
+		// does not.
+		{guarded, "GET", "/", "", "", 200, ""},
+		{guarded, "GET", "/console/console.js", "", "", 200, ""},
+		{guarded, "GET", "/console/missing.js", "", "", 404, ""},
 		{guarded, "POST", "/", "", "", 401, `Bearer realm="sharebroker"`},
 		{guarded, "GET", "/console/../v1/topics", "", "", 401, `Bearer realm="sharebroker"`},
 		{guarded, "GET", "/nowhere", "", "", 401, `Bearer realm="sharebroker"`},
