@@ -59,7 +59,7 @@ BEGIN {
 	n = split("records/s allocs/batch B/batch ms/start idle-RSS-KB " \
 		"cpu-ns/record server-cpu-ns/record client-cpu-ns/record B/record " \
 		"RSS-produced-KB RSS-consumed-KB HWM-KB lateness-p50-ms lateness-p99-ms " \
-		"console-views/op console-clocks/op", w, " ")
+		"console-views/op console-clocks/op console-view-KB", w, " ")
 	for (i = 1; i <= n; i++) wanted[w[i]] = 1
 }
 /^Benchmark/ {

@@ -32,7 +32,8 @@ import (
 // Compare server-cpu-ns/record (the child's threads, from schedstat) of
 // the two; bench/ratio.sh prints open/closed. console-views/op and
 // console-clocks/op count the stream's events per op, so a stream that
-// sent nothing cannot pass for a cheap one. On a shared machine alternate
+// sent nothing cannot pass for a cheap one; console-view-KB is the mean
+// size of the group's view as sent, the JSON the broker builds per tick. On a shared machine alternate
 // the two over several runs and take medians:
 //
 //	go test -c -o /tmp/cb.test ./bench
@@ -70,6 +71,7 @@ type consoleStream struct {
 	done   chan struct{} // closed when the reader returned
 	// Written by the reader, read after done.
 	views, views200, clocks int64
+	viewBytes               int64 // of the 200 views' data lines
 	err                     error
 }
 
@@ -112,6 +114,7 @@ func openConsole(tb testing.TB, httpAddr, group string) *consoleStream {
 				// viewEvent's fields in order: path, status, body.
 				if bytes.Contains(line[:min(len(line), 200)], []byte(`"status":200`)) {
 					s.views200++
+					s.viewBytes += int64(len(line))
 				}
 			}
 		}
@@ -123,18 +126,39 @@ func openConsole(tb testing.TB, httpAddr, group string) *consoleStream {
 	return s
 }
 
-// close ends the stream and returns the view and clock events it carried;
-// an error if it ended before close or never showed the group.
-func (s *consoleStream) close() (views, clocks int64, err error) {
+// close ends the stream and returns what it carried; an error if it
+// ended before close or never showed the group.
+func (s *consoleStream) close() (consoleCounts, error) {
+	c := func() consoleCounts {
+		return consoleCounts{views: s.views, clocks: s.clocks, views200: s.views200, viewBytes: s.viewBytes}
+	}
 	select {
 	case <-s.done:
-		return s.views, s.clocks, fmt.Errorf("console stream ended during the run: %w", s.err)
+		return c(), fmt.Errorf("console stream ended during the run: %w", s.err)
 	default:
 	}
 	s.cancel()
 	<-s.done
 	if s.views200 == 0 {
-		return s.views, s.clocks, fmt.Errorf("console stream: no view of the share group answered 200 (%d views)", s.views)
+		return c(), fmt.Errorf("console stream: no view of the share group answered 200 (%d views)", s.views)
 	}
-	return s.views, s.clocks, nil
+	return c(), nil
+}
+
+// consoleCounts are the events one console stream carried.
+type consoleCounts struct{ views, clocks, views200, viewBytes int64 }
+
+func (c *consoleCounts) add(o consoleCounts) {
+	c.views += o.views
+	c.clocks += o.clocks
+	c.views200 += o.views200
+	c.viewBytes += o.viewBytes
+}
+
+// report adds the console's metrics to b: events per op, and the mean
+// size of the group's view (the JSON the broker builds per tick).
+func (c consoleCounts) report(b *testing.B) {
+	b.ReportMetric(float64(c.views)/float64(b.N), "console-views/op")
+	b.ReportMetric(float64(c.clocks)/float64(b.N), "console-clocks/op")
+	b.ReportMetric(float64(c.viewBytes)/float64(max(c.views200, 1))/1024, "console-view-KB")
 }

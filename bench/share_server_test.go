@@ -77,7 +77,7 @@ func benchShareServer(b *testing.B, p processPeer) {
 		rssProduced       int64
 		rssConsumed, hwm  int64
 		anonConsumed      int64
-		views, clocks     int64
+		consoleSeen       consoleCounts
 	)
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
@@ -105,8 +105,8 @@ func benchShareServer(b *testing.B, p processPeer) {
 		b.StopTimer()
 
 		if console != nil {
-			v, c, cerr := console.close()
-			views, clocks = views+v, clocks+c
+			seen, cerr := console.close()
+			consoleSeen.add(seen)
 			if err == nil && cerr != nil {
 				err = cerr
 			}
@@ -129,8 +129,7 @@ func benchShareServer(b *testing.B, p processPeer) {
 	b.ReportMetric(float64(hwm), "HWM-KB")
 	b.ReportMetric(float64(anonConsumed), "anon-consumed-KB")
 	if p.console {
-		b.ReportMetric(float64(views)/float64(b.N), "console-views/op")
-		b.ReportMetric(float64(clocks)/float64(b.N), "console-clocks/op")
+		consoleSeen.report(b)
 	}
 }
 
