@@ -77,25 +77,24 @@ type consoleStream struct {
 
 // openConsole opens the stream the console's share-group view opens and
 // reads it until close.
-func openConsole(tb testing.TB, httpAddr, group string) *consoleStream {
-	tb.Helper()
+func openConsole(httpAddr, group string) (*consoleStream, error) {
 	watch := "/v1/share-groups/" + url.PathEscape(group)
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet,
 		"http://"+httpAddr+"/v1/events?watch="+url.QueryEscape(watch), nil)
 	if err != nil {
 		cancel()
-		tb.Fatal(err)
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		cancel()
-		tb.Fatalf("console stream: %v", err)
+		return nil, fmt.Errorf("console stream: %w", err)
 	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
 		cancel()
-		tb.Fatalf("console stream: %s", resp.Status)
+		return nil, fmt.Errorf("console stream: %s", resp.Status)
 	}
 	s := &consoleStream{cancel: cancel, done: make(chan struct{})}
 	go func() {
@@ -123,7 +122,7 @@ func openConsole(tb testing.TB, httpAddr, group string) *consoleStream {
 			s.err = errors.New("the broker ended the stream")
 		}
 	}()
-	return s
+	return s, nil
 }
 
 // close ends the stream and returns what it carried; an error if it

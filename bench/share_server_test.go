@@ -84,7 +84,11 @@ func benchShareServer(b *testing.B, p processPeer) {
 		child := p.start(b)
 		var console *consoleStream
 		if p.console {
-			console = openConsole(b, child.httpAddr, shareGroup)
+			var err error
+			if console, err = openConsole(child.httpAddr, shareGroup); err != nil {
+				child.stop()
+				b.Fatal(err)
+			}
 		}
 		preload(b, child.addr, shareRecords)
 		rssProduced = max(rssProduced, child.statusKB(b, "VmRSS"))
