@@ -14,6 +14,11 @@
 # for every other metric (allocs/batch, CPU and bytes per record, RSS,
 # lock-expiry lateness) lower is better.
 #
+# A pair named X/sharebroker-console-closed and X/sharebroker-console-open
+# (BenchmarkShareServerConsole) is printed in a second table, open beside
+# closed with the ratio open/closed (console-live-bound: server-cpu-ns/record
+# may rise by at most 10%, a ratio of 1.10).
+#
 # BenchmarkShareLockLateness is skipped unless SHAREBROKER_BENCH_LATENESS=1
 # is in the environment (it takes ~25 s per peer per round):
 #
@@ -53,7 +58,8 @@ function median(key,    n, i, j, v, t) {
 BEGIN {
 	n = split("records/s allocs/batch B/batch ms/start idle-RSS-KB " \
 		"cpu-ns/record server-cpu-ns/record client-cpu-ns/record B/record " \
-		"RSS-produced-KB RSS-consumed-KB HWM-KB lateness-p50-ms lateness-p99-ms", w, " ")
+		"RSS-produced-KB RSS-consumed-KB HWM-KB lateness-p50-ms lateness-p99-ms " \
+		"console-views/op console-clocks/op console-view-KB", w, " ")
 	for (i = 1; i <= n; i++) wanted[w[i]] = 1
 }
 /^Benchmark/ {
@@ -73,7 +79,8 @@ END {
 	for (k = 1; k <= nkeys; k++) {
 		split(order[k], parts, SUBSEP)
 		name = parts[1]; m = parts[2]
-		if (name ~ /\/kfake$/) continue
+		if (name ~ /\/kfake$/ || name ~ /-console-closed$/) continue
+		if (name ~ /-console-open$/) { console[++nconsole] = order[k]; continue }
 		if (name ~ /\/sharebroker$/) {
 			base = substr(name, 1, length(name) - length("/sharebroker"))
 			sb = median(order[k])
@@ -87,6 +94,21 @@ END {
 			}
 		} else {
 			printf "%-36s %-22s %14s %14s %8s\n", name, m, num(median(order[k])), "-", "-"
+		}
+	}
+	if (nconsole == 0) exit
+	printf "\n%-40s %-22s %14s %14s %8s\n", "benchmark", "metric", "console-open", "closed", "ratio"
+	for (k = 1; k <= nconsole; k++) {
+		split(console[k], parts, SUBSEP)
+		name = parts[1]; m = parts[2]
+		base = substr(name, 1, length(name) - length("-open"))
+		op = median(console[k])
+		other = base "-closed" SUBSEP m
+		if (other in cnt) {
+			cl = median(other)
+			printf "%-40s %-22s %14s %14s %8s\n", base, m, num(op), num(cl), (cl == 0) ? "-" : sprintf("%.3f", op / cl)
+		} else {
+			printf "%-40s %-22s %14s %14s %8s\n", base, m, num(op), "-", "-"
 		}
 	}
 }' "$out"

@@ -59,6 +59,9 @@ func BenchmarkShareServer(b *testing.B) {
 type processPeer struct {
 	name  string
 	start func(tb testing.TB) *childBroker
+	// console, when set, keeps one console's event stream open on the
+	// share group from start to stop (BenchmarkShareServerConsole).
+	console bool
 }
 
 var processPeers = []processPeer{
@@ -74,10 +77,19 @@ func benchShareServer(b *testing.B, p processPeer) {
 		rssProduced       int64
 		rssConsumed, hwm  int64
 		anonConsumed      int64
+		consoleSeen       consoleCounts
 	)
 	b.StopTimer()
 	for i := 0; i < b.N; i++ {
 		child := p.start(b)
+		var console *consoleStream
+		if p.console {
+			var err error
+			if console, err = openConsole(child.httpAddr, shareGroup); err != nil {
+				child.stop()
+				b.Fatal(err)
+			}
+		}
 		preload(b, child.addr, shareRecords)
 		rssProduced = max(rssProduced, child.statusKB(b, "VmRSS"))
 		setShareGroupConfig(b, child.addr, shareGroup, "share.auto.offset.reset", "earliest")
@@ -96,6 +108,13 @@ func benchShareServer(b *testing.B, p processPeer) {
 		elapsed += res.lastAt.Sub(start)
 		b.StopTimer()
 
+		if console != nil {
+			seen, cerr := console.close()
+			consoleSeen.add(seen)
+			if err == nil && cerr != nil {
+				err = cerr
+			}
+		}
 		cancel()
 		child.stop()
 		if err != nil {
@@ -113,13 +132,17 @@ func benchShareServer(b *testing.B, p processPeer) {
 	b.ReportMetric(float64(rssConsumed), "RSS-consumed-KB")
 	b.ReportMetric(float64(hwm), "HWM-KB")
 	b.ReportMetric(float64(anonConsumed), "anon-consumed-KB")
+	if p.console {
+		consoleSeen.report(b)
+	}
 }
 
 // childBroker is a broker process this benchmark started.
 type childBroker struct {
-	addr   string
-	cmd    *exec.Cmd
-	exited chan struct{} // closed once cmd.Wait returned
+	addr     string
+	httpAddr string // the HTTP listener's, when started with one
+	cmd      *exec.Cmd
+	exited   chan struct{} // closed once cmd.Wait returned
 }
 
 // stop kills the process and reaps it.
@@ -196,6 +219,15 @@ func startSharebrokerProcess(tb testing.TB) *childBroker {
 // arguments to serve.
 func startSharebrokerProcessArgs(tb testing.TB, extra ...string) *childBroker {
 	tb.Helper()
+	return startSharebrokerProcessHTTP(tb, false, extra...)
+}
+
+// startSharebrokerProcessHTTP is startSharebrokerProcessArgs that, with
+// withHTTP, also serves the HTTP listener on a free loopback port (in
+// childBroker.httpAddr) and waits for its /healthz too. A port someone
+// took meanwhile makes the child exit, and a fresh pair is tried.
+func startSharebrokerProcessHTTP(tb testing.TB, withHTTP bool, extra ...string) *childBroker {
+	tb.Helper()
 	bin, err := buildBroker()
 	if err != nil {
 		tb.Fatal(err)
@@ -208,13 +240,21 @@ func startSharebrokerProcessArgs(tb testing.TB, extra ...string) *childBroker {
 		}
 		args := append([]string{"serve", "--listen", addr, "--log-level", "error",
 			"--config", fmt.Sprintf("num.partitions=%d", benchPartitions)}, extra...)
+		httpAddr := ""
+		if withHTTP {
+			if httpAddr, err = freeLoopbackAddr(); err != nil {
+				tb.Fatal(err)
+			}
+			args = append(args, "--http", httpAddr)
+		}
 		cmd := exec.Command(bin, args...)
 		cmd.Stderr = os.Stderr
 		child := startChild(tb, cmd)
-		child.addr = addr
+		child.addr, child.httpAddr = addr, httpAddr
 		deadline := time.Now().Add(startDeadline)
 		for {
-			if answered(addr, probe, deadline) {
+			// The HTTP listener binds after the Kafka one (broker.Start).
+			if answered(addr, probe, deadline) && (httpAddr == "" || healthy(httpAddr)) {
 				return child
 			}
 			select {
