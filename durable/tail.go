@@ -218,13 +218,21 @@ func tornSegmentTail(r io.ReaderAt, name string, at, size, next, maxBatch int64,
 	// The batch claims at most what one write carries, so end-at is
 	// bounded and the search with it.
 	pos, err := findBatchAfter(r, at, end, size, next, next+(size-at))
+	return nothingValidAfter(name, "batch", pos, err, corrupt)
+}
+
+// nothingValidAfter turns the search after a bad point into the verdict:
+// a whole valid batch or record after it (pos >= 0), or too many
+// candidates to check, makes the damage corruption; a read failure is
+// reported as such; otherwise the tail is torn.
+func nothingValidAfter(name, what string, pos int64, err error, corrupt func(string, ...any) error) error {
 	switch {
 	case err == errTooManyCandidates:
 		return corrupt("%v", err)
 	case err != nil:
 		return fmt.Errorf("%s: %w", name, err)
 	case pos >= 0:
-		return corrupt("a whole valid batch starts after it, at byte %d", pos)
+		return corrupt("a whole valid %s starts after it, at byte %d", what, pos)
 	}
 	return nil
 }
@@ -262,15 +270,7 @@ func tornMetaTail(r io.ReaderAt, name string, at, size int64, why string) error 
 		end = min(at+metaHeaderBytes+n, size)
 	}
 	pos, err := findMetaRecordAfter(r, at, end, size)
-	switch {
-	case err == errTooManyCandidates:
-		return corrupt("%v", err)
-	case err != nil:
-		return fmt.Errorf("%s: %w", name, err)
-	case pos >= 0:
-		return corrupt("a whole valid record starts after it, at byte %d", pos)
-	}
-	return nil
+	return nothingValidAfter(name, "record", pos, err, corrupt)
 }
 
 // dataEnd returns where the zero suffix of bytes [from, size) of r
