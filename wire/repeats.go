@@ -66,6 +66,9 @@ func sameString(s string) (string, bool) { return s, true }
 // before; an entry key does not apply to (ok false) is always kept. A
 // list without repeats is returned as it is.
 func firstOfEach[T any](entries []T, key func(T) (string, bool)) []T {
+	if len(entries) < 2 {
+		return entries // nothing to repeat: the common request costs no map or key
+	}
 	seen := make(map[string]struct{}, len(entries))
 	repeated := false
 	for _, e := range entries {
