@@ -153,8 +153,10 @@ func TestShareMetricsRequests(t *testing.T) {
 	wantCode(t, "accept r0", m.ack(2, "m", 1, false, []ackSpec{{0, 0, []int8{1}}}).Topics[0].Partitions[0].ErrorCode, nil)
 	wantMetrics(t, scrape(t, base), requests(1, 0, 1, 0))
 
-	// Accepting r0 again is refused by the share partition: counted, failed.
-	m.ack(2, "m", 2, false, []ackSpec{{0, 0, []int8{1}}})
+	// Accepting offset 1, which nothing holds (the window is empty), is
+	// refused by the share partition: counted, failed. (Accepting r0
+	// again would succeed: ack-below-spso.)
+	m.ack(2, "m", 2, false, []ackSpec{{1, 1, []int8{1}}})
 	// A batch with no types breaks a request-level rule: Kafka answers it
 	// before counting, and so do we.
 	m.ack(2, "m", 3, false, []ackSpec{{0, 0, nil}})

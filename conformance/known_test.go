@@ -39,8 +39,8 @@ var knownTable = []known{
 
 	// A late accept after the lock expired and the new owner accepted.
 	{scenario: "lock-expiry-late-accept", key: "m2 acquired after expiry", kafka: "[0-2@2]", rule: "§1.2: lock expiry makes the records AVAILABLE"},
-	{scenario: "lock-expiry-late-accept", key: "m1 late accept", kafka: "INVALID_RECORD_STATE", kfake: "NONE",
-		rule: "§8 found by testing: an ack batch wholly below SPSO succeeds in kfake"},
+	{scenario: "lock-expiry-late-accept", key: "m1 late accept", kafka: "NONE",
+		rule: "§1.2 ack-below-spso: the records lie wholly below SPSO; Kafka skips such a batch (SharePartition.acknowledge) and both peers answer NONE"},
 
 	// Membership and assignment.
 	{scenario: "pooled-assignment", key: "m2 partitions", kafka: "1", kfake: "2", rule: "§8 item 17: kfake balances per topic; Kafka pools homogeneous subscriptions"},
@@ -71,8 +71,8 @@ var knownTable = []known{
 	{scenario: "adjacent-ack-batches", key: "overlapping by one offset", kafka: "INVALID_RECORD_STATE", kfake: "INVALID_REQUEST",
 		rule: "§8 item 11 and §2.5: Kafka's validation lets FirstOffset == previous LastOffset through; the share partition then finds offset 1 acknowledged and rolls the request back"},
 	{scenario: "adjacent-ack-batches", key: "then disjoint", kafka: "NONE", rule: "§2.5: the failed request applied nothing"},
-	{scenario: "ack-below-spso", key: "accept 0 again", kafka: "INVALID_RECORD_STATE", kfake: "NONE",
-		rule: "§8 found by testing, §1.2: no in-flight batch holds an offset below SPSO"},
+	{scenario: "ack-below-spso", key: "accept 0 again", kafka: "NONE",
+		rule: "§1.2 ack-below-spso: a second ACCEPT of records SPSO has passed succeeds and changes nothing"},
 	{scenario: "ack-unknown-share-group", key: "ack", kafka: "top-level SHARE_SESSION_NOT_FOUND", kfake: "top-level GROUP_ID_NOT_FOUND",
 		rule: "§8 item 12: Kafka checks only the share session"},
 	{scenario: "leave-keeps-records", key: "m2 acquired", kafka: "[]", kfake: "[0-2@2]",

@@ -214,7 +214,8 @@ func rejectArchives(e *env) {
 
 // A lock that expires makes the records available with their delivery
 // count raised; once the new owner accepted them, the old owner's late
-// ACCEPT lies wholly below SPSO and fails with INVALID_RECORD_STATE (§1.2).
+// ACCEPT lies wholly below SPSO and succeeds, changing nothing, as in
+// Kafka (§1.2, ack-below-spso).
 // Raw requests, so that no client fetches behind the scenario's back.
 //
 // sharebroker's clock is advanced past the default 30 s lock; kfake runs
@@ -396,7 +397,8 @@ func adjacentAckBatches(e *env) {
 	e.note("then disjoint", ackCode(r))
 }
 
-// "Found by testing" (§8): an acknowledgement batch wholly below SPSO.
+// An acknowledgement batch wholly below SPSO (§1.2, ack-below-spso): once
+// a wrongly pinned difference, now both peers answer as Kafka.
 func ackBelowSPSO(e *env) {
 	s := newRawShare(e)
 	e.note("open acquired", acquired(s.fetch("m1", 0, []sharePart{{partition: 0}}, nil), 0))

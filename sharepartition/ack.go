@@ -22,8 +22,8 @@ func (ab AckBatch) typeAt(o int64) AckType {
 // Acknowledge applies member's acknowledgements for this partition, all or
 // nothing (share-groups.md §2.5): every batch is validated against the
 // current state before anything changes, so a failure leaves the partition
-// exactly as it was. Offsets below the SPSO inside a batch that straddles
-// it are skipped; a batch wholly below it fails.
+// exactly as it was. Offsets below the SPSO are skipped, whether a batch
+// straddles the SPSO or lies wholly below it (ack-below-spso).
 //
 // RENEW (row 6) cancels the lock and arms a new one for the full current
 // lock duration from now; state, owner and delivery count stay.
@@ -155,7 +155,10 @@ func (sp *SharePartition) validateAcksLocked(member string, acks []AckBatch) err
 			}
 		}
 		if ab.LastOffset < sp.spso {
-			return fmt.Errorf("%w: [%d,%d] is wholly below the start offset %d", ErrInvalidRecordState, ab.FirstOffset, ab.LastOffset, sp.spso)
+			// ack-below-spso: nothing there can change any more (Kafka's
+			// SharePartition.acknowledge skips such a batch as already
+			// archived before it looks anything up), so it succeeds.
+			continue
 		}
 		if sp.spso == sp.end {
 			return fmt.Errorf("%w: no records in flight", ErrInvalidRecordState)

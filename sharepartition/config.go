@@ -11,8 +11,8 @@ import (
 // this package knows no codes.
 var (
 	// ErrInvalidRecordState: an acknowledgement names a record that is not
-	// ACQUIRED by the acknowledging member, lies wholly below the SPSO, or
-	// is a RENEW while renewals are disabled (INVALID_RECORD_STATE).
+	// ACQUIRED by the acknowledging member at or above the SPSO, or is a
+	// RENEW while renewals are disabled (INVALID_RECORD_STATE).
 	ErrInvalidRecordState = errors.New("sharepartition: invalid record state")
 	// ErrInvalidRequest: malformed input (INVALID_REQUEST).
 	ErrInvalidRequest = errors.New("sharepartition: invalid request")

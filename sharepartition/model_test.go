@@ -94,7 +94,10 @@ func (m *model) validate(member string, acks []AckBatch) error {
 				return ErrInvalidRecordState
 			}
 		}
-		if ab.LastOffset < m.spso || m.spso == m.end {
+		if ab.LastOffset < m.spso {
+			continue // ack-below-spso: skipped, as Kafka skips it
+		}
+		if m.spso == m.end {
 			return ErrInvalidRecordState
 		}
 		lo := max(ab.FirstOffset, m.spso)
