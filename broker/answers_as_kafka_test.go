@@ -312,3 +312,26 @@ func TestAnswersAsKafkaShareTopLevelMessage(t *testing.T) {
 		wantNull(t, r.name+" top-level ErrorMessage", r.message)
 	}
 }
+
+// answers-as-kafka: CurrentLeader on a ShareFetch or ShareAcknowledge
+// partition that is not refused stays as Kafka's generated class makes
+// it. The schemas (ShareFetchResponse.json, ShareAcknowledgeResponse.json)
+// give LeaderId and LeaderEpoch no default, so they are 0/0; KafkaApis
+// fills them in only for NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH.
+// (kfake sends -1/-1 here.)
+func TestAnswersAsKafkaShareCurrentLeaderNotRefused(t *testing.T) {
+	s := newRawShare(t, 3)
+	fetch := partitionOf(t, s.fetch(2, "m1", 0, nil, nil))
+	if len(fetch.AcquiredRecords) == 0 || fetch.ErrorCode != 0 {
+		t.Fatalf("fetch answered %+v", fetch)
+	}
+	if l := fetch.CurrentLeader; l.LeaderID != 0 || l.LeaderEpoch != 0 {
+		t.Errorf("ShareFetch CurrentLeader %d/%d, want 0/0", l.LeaderID, l.LeaderEpoch)
+	}
+	ack := s.ack(2, "m1", 1, false, []ackSpec{{0, 0, []int8{1}}})
+	p := ack.Topics[0].Partitions[0]
+	wantCode(t, "accept", p.ErrorCode, nil)
+	if l := p.CurrentLeader; l.LeaderID != 0 || l.LeaderEpoch != 0 {
+		t.Errorf("ShareAcknowledge CurrentLeader %d/%d, want 0/0", l.LeaderID, l.LeaderEpoch)
+	}
+}
