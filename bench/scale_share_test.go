@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -38,7 +39,7 @@ func BenchmarkScaleShareMembers(b *testing.B) {
 			b.Run(fmt.Sprintf("members=%d/%s", n, p.name), func(b *testing.B) {
 				var m scaleShareMetrics
 				for range b.N {
-					m.add(runScaleShare(b, p, topic, n, nil))
+					m.add(runScaleShare(b, p, topic, n, shareRecords, nil))
 				}
 				m.report(b)
 			})
@@ -71,7 +72,7 @@ func BenchmarkScaleIdleConns(b *testing.B) {
 					growth int64
 				)
 				for range b.N {
-					m.add(runScaleShare(b, p, topic, 2, func(child *childBroker) func() {
+					m.add(runScaleShare(b, p, topic, 2, shareRecords, func(child *childBroker) func() {
 						conns, kb := openIdleConns(b, child, n)
 						growth += kb
 						return func() {
@@ -89,6 +90,42 @@ func BenchmarkScaleIdleConns(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkScaleOnePartition is the one-partition test with a fast
+// producer (docs/share-groups.md §2.12): one kgo share consumer, with
+// kgo's defaults, accepts 50k 100-byte records preloaded into a topic of
+// one partition in producer batches of at most N KiB (axis BATCH_KB,
+// default 1024, 256, 64, 16; kgo's default ProducerBatchMaxBytes is
+// 1,000,012 bytes, about 1024 KiB). Both peers run at Kafka's default
+// in-flight limit, 2000 record locks per partition (processPeers), as an
+// untuned test would. A scale sweep (skipUnlessScale); metrics those of
+// BenchmarkScaleShareMembers.
+func BenchmarkScaleOnePartition(b *testing.B) {
+	skipUnlessScale(b)
+	for _, kb := range scalePoints(b, "BATCH_KB", 1024, 256, 64, 16) {
+		topic := shareTopic{
+			name:       "scale-one-partition",
+			partitions: 1,
+			// Flush every four batches' worth or so, so that the
+			// producer's byte limit, not the flush, cuts the batches.
+			batch:    4 * (kb << 10) / valueBytes,
+			producer: []kgo.Opt{kgo.ProducerBatchMaxBytes(int32(kb << 10))},
+		}
+		for _, p := range processPeers {
+			b.Run(fmt.Sprintf("batchKB=%d/%s", kb, p.name), func(b *testing.B) {
+				var m scaleShareMetrics
+				for range b.N {
+					m.add(runScaleShare(b, p, topic, 1, onePartitionRecords, nil))
+				}
+				m.report(b)
+			})
+		}
+	}
+}
+
+// onePartitionRecords is BenchmarkScaleOnePartition's workload: at about
+// 15k records/s (one 1 MiB batch per 500 ms MaxWait) a run takes ~3 s.
+const onePartitionRecords = 50_000
 
 // scaleSharePeers start the broker processes of the share sweeps, both
 // with 10000 record locks per partition (BenchmarkScaleShareMembers).
@@ -129,10 +166,10 @@ func (m *scaleShareMetrics) report(b *testing.B) {
 
 // runScaleShare is one op of a share sweep, untimed by b (the sweeps
 // report their own metrics): a fresh broker of p, then hold (if not nil)
-// and the topic t preloaded with shareRecords records, then members kgo
-// share consumers accept them all, measured as BenchmarkShareServer
-// measures. What hold returns runs after the consumers closed.
-func runScaleShare(b *testing.B, p processPeer, t shareTopic, members int, hold func(*childBroker) (release func())) scaleShareMetrics {
+// and the topic t preloaded with records records, then members kgo share
+// consumers accept them all, measured as BenchmarkShareServer measures.
+// What hold returns runs after the consumers closed.
+func runScaleShare(b *testing.B, p processPeer, t shareTopic, members, records int, hold func(*childBroker) (release func())) scaleShareMetrics {
 	b.Helper()
 	b.StopTimer()
 	child := p.start(b)
@@ -141,7 +178,7 @@ func runScaleShare(b *testing.B, p processPeer, t shareTopic, members int, hold 
 		release := hold(child)
 		defer release()
 	}
-	preloadTopic(b, child.addr, t, shareRecords)
+	preloadTopic(b, child.addr, t, records)
 	setShareGroupConfig(b, child.addr, shareGroup, "share.auto.offset.reset", "earliest")
 	ctx, cancel := context.WithTimeout(context.Background(), benchDeadline)
 	defer cancel()
@@ -149,7 +186,7 @@ func runScaleShare(b *testing.B, p processPeer, t shareTopic, members int, hold 
 	var m scaleShareMetrics
 	srv0 := child.cpu(b)
 	start := time.Now()
-	res, err := consumeShareTopic(ctx, child.addr, t, members, shareRecords, func() {
+	res, err := consumeShareTopic(ctx, child.addr, t, members, records, func() {
 		m.serverCPU = child.cpu(b) - srv0
 		m.hwm = child.statusKB(b, "VmHWM")
 	})
