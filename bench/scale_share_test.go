@@ -102,6 +102,20 @@ func BenchmarkScaleIdleConns(b *testing.B) {
 // BenchmarkScaleShareMembers.
 func BenchmarkScaleOnePartition(b *testing.B) {
 	skipUnlessScale(b)
+	benchOnePartition(b)
+}
+
+// BenchmarkScaleOnePartitionStrict is BenchmarkScaleOnePartition with the
+// consumer in kgo's record-limit mode (ShareMaxRecordsStrict: ShareFetch
+// acquire mode 1, at most 500 records per fetch whatever the batch size,
+// and one fetch per poll), the setting share-groups.md §2.12 suggests
+// for a one-partition test.
+func BenchmarkScaleOnePartitionStrict(b *testing.B) {
+	skipUnlessScale(b)
+	benchOnePartition(b, kgo.ShareMaxRecordsStrict())
+}
+
+func benchOnePartition(b *testing.B, consumer ...kgo.Opt) {
 	for _, kb := range scalePoints(b, "BATCH_KB", 1024, 256, 64, 16) {
 		topic := shareTopic{
 			name:       "scale-one-partition",
@@ -110,6 +124,7 @@ func BenchmarkScaleOnePartition(b *testing.B) {
 			// producer's byte limit, not the flush, cuts the batches.
 			batch:    4 * (kb << 10) / valueBytes,
 			producer: []kgo.Opt{kgo.ProducerBatchMaxBytes(int32(kb << 10))},
+			consumer: consumer,
 		}
 		for _, p := range processPeers {
 			b.Run(fmt.Sprintf("batchKB=%d/%s", kb, p.name), func(b *testing.B) {
