@@ -16,8 +16,10 @@
 # the two peers run next to each other in time; ROUNDS rounds (default 3)
 # give the medians. Each round is bounded by TIMEOUT (a go test -timeout,
 # default 30m), so the whole run by ROUNDS x TIMEOUT; it prints how long
-# each round and the whole run took. At the default points a round took
-# about MINUTES_NOTE on 2 shared cores (see bench/doc.go).
+# each round and the whole run took. At the default points the members,
+# connections and one-partition sweeps took about two minutes a round on
+# 2 shared cores (three rounds: 6 minutes); the partitions and topics
+# sweeps add their own.
 #
 # The sweeps skip themselves unless SHAREBROKER_BENCH_SCALE=1, which this
 # script sets; SHAREBROKER_BENCH_SCALE_<AXIS>=a,b,c picks a sweep's points
