@@ -5,7 +5,7 @@ FUZZTIME ?= 10s
 
 IMAGE    ?= sharebroker:dev
 
-.PHONY: build run test lint fuzz bench docker image-context container-test clean
+.PHONY: build run test lint fuzz bench bench-scale docker image-context container-test clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sharebroker
@@ -37,6 +37,12 @@ fuzz:
 # Every benchmark once, then the sharebroker/kfake table (bench/ratio.sh).
 bench:
 	GO=$(GO) ROUNDS=1 sh bench/ratio.sh ./...
+
+# The scale sweeps (BenchmarkScale*: partitions, topics, members, idle
+# connections, one partition), ROUNDS rounds (default 3), then one
+# sharebroker/kfake table per sweep (bench/scale.sh).
+bench-scale:
+	GO=$(GO) sh bench/scale.sh
 
 # The container image (Dockerfile): scratch plus the static binary.
 docker: image-context

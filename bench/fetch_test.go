@@ -96,16 +96,27 @@ func consume(ctx context.Context, cl *kgo.Client, want int) (read, polls int, er
 // when told to.
 func preload(tb testing.TB, addr string, n int) {
 	tb.Helper()
-	cl := newClient(tb, addr, kgo.ManualFlushing(), kgo.MaxBufferedRecords(benchPartitions*preloadBatch))
+	preloadTopic(tb, addr, shareTopic{}, n)
+}
+
+// preloadTopic is preload into t, which it first creates unless t is the
+// default topic (the peers make that one).
+func preloadTopic(tb testing.TB, addr string, t shareTopic, n int) {
+	tb.Helper()
+	flushEvery := t.parts() * t.batchRecords()
+	cl := newClient(tb, addr, append([]kgo.Opt{kgo.ManualFlushing(), kgo.MaxBufferedRecords(flushEvery)}, t.producer...)...)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), benchDeadline)
 	defer cancel()
+	if t.name != "" {
+		createTopic(tb, ctx, cl, t.name, int32(t.parts()))
+	}
 	var errs errBox
 	promise := func(_ *kgo.Record, err error) { errs.set(err) }
 	for sent := 0; sent < n; {
-		round := min(n-sent, benchPartitions*preloadBatch)
+		round := min(n-sent, flushEvery)
 		for i := 0; i < round; i++ {
-			r := &kgo.Record{Topic: benchTopic, Partition: int32(i % benchPartitions), Value: benchValue}
+			r := &kgo.Record{Topic: t.topic(), Partition: int32(i % t.parts()), Value: benchValue}
 			cl.Produce(ctx, r, promise)
 		}
 		if err := cl.Flush(ctx); err != nil {

@@ -278,9 +278,20 @@ func startSharebrokerProcessHTTP(tb testing.TB, withHTTP bool, extra ...string) 
 // instead of its tests (see TestMain).
 const kfakeChildEnv = "SHAREBROKER_BENCH_KFAKE_CHILD"
 
+// kfakeChildConfigsEnv, when set in a kfake child's environment, holds
+// broker configs for it as KEY=VALUE,KEY=VALUE.
+const kfakeChildConfigsEnv = "SHAREBROKER_BENCH_KFAKE_CONFIGS"
+
 // startKfakeProcess re-executes this test binary as a kfake broker and
 // reads the address it prints.
 func startKfakeProcess(tb testing.TB) *childBroker {
+	tb.Helper()
+	return startKfakeProcessConfigs(tb, nil)
+}
+
+// startKfakeProcessConfigs is startKfakeProcess with broker configs
+// (kfake.BrokerConfigs) set in the child.
+func startKfakeProcessConfigs(tb testing.TB, configs map[string]string) *childBroker {
 	tb.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -288,6 +299,11 @@ func startKfakeProcess(tb testing.TB) *childBroker {
 	}
 	cmd := exec.Command(self)
 	cmd.Env = append(os.Environ(), kfakeChildEnv+"=1")
+	var kv []string
+	for k, v := range configs {
+		kv = append(kv, k+"="+v)
+	}
+	cmd.Env = append(cmd.Env, kfakeChildConfigsEnv+"="+strings.Join(kv, ","))
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -334,11 +350,18 @@ func startChild(tb testing.TB, cmd *exec.Cmd) *childBroker {
 	return c
 }
 
-// runKfakeChild serves a one-broker kfake cluster with the bench topic on
-// 127.0.0.1:0, prints its address and returns when stdin closes (the
-// parent closed it or died).
+// runKfakeChild serves a one-broker kfake cluster with the bench topic and
+// the broker configs of kfakeChildConfigsEnv on 127.0.0.1:0, prints its
+// address and returns when stdin closes (the parent closed it or died).
 func runKfakeChild() int {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(benchPartitions, benchTopic))
+	configs := map[string]string{}
+	if kv := os.Getenv(kfakeChildConfigsEnv); kv != "" {
+		for _, f := range strings.Split(kv, ",") {
+			k, v, _ := strings.Cut(f, "=")
+			configs[k] = v
+		}
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(benchPartitions, benchTopic), kfake.BrokerConfigs(configs))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfake.NewCluster:", err)
 		return 1

@@ -169,9 +169,14 @@ type shareResult struct {
 // then the consumers close. The consumers' connections count the bytes
 // they read, up to the close.
 func consumeShare(ctx context.Context, addr string, n, want int, flushed func()) (shareResult, error) {
+	return consumeShareTopic(ctx, addr, shareTopic{}, n, want, flushed)
+}
+
+// consumeShareTopic is consumeShare from t, as preloadTopic wrote it.
+func consumeShareTopic(ctx context.Context, addr string, t shareTopic, n, want int, flushed func()) (shareResult, error) {
 	var (
 		counted  countingDialer
-		seen     = newSeenSet(want)
+		seen     = newSeenSet(t.parts(), want)
 		distinct atomic.Int64
 		redeliv  atomic.Int64
 		lastAt   time.Time // written once, before finish; read after wg.Wait
@@ -183,12 +188,12 @@ func consumeShare(ctx context.Context, addr string, n, want int, flushed func())
 	defer finish()
 	clients := make([]*kgo.Client, n)
 	for i := range clients {
-		cl, err := kgo.NewClient(
+		cl, err := kgo.NewClient(append([]kgo.Opt{
 			kgo.SeedBrokers(addr),
-			kgo.ConsumeTopics(benchTopic),
+			kgo.ConsumeTopics(t.topic()),
 			kgo.ShareGroup(shareGroup),
 			kgo.Dialer(counted.dial),
-		)
+		}, t.consumer...)...)
 		if err != nil {
 			return shareResult{}, fmt.Errorf("kgo.NewClient: %w", err)
 		}
@@ -244,16 +249,16 @@ func consumeShare(ctx context.Context, addr string, n, want int, flushed func())
 }
 
 // seenSet records which (partition, offset) pairs were delivered; it
-// holds offsets below want/benchPartitions+1 per partition, which is all
+// holds offsets below want/partitions+1 per partition, which is all
 // preload writes.
 type seenSet struct {
-	parts [benchPartitions][]atomic.Bool
+	parts [][]atomic.Bool
 }
 
-func newSeenSet(want int) *seenSet {
-	s := &seenSet{}
+func newSeenSet(partitions, want int) *seenSet {
+	s := &seenSet{parts: make([][]atomic.Bool, partitions)}
 	for p := range s.parts {
-		s.parts[p] = make([]atomic.Bool, want/benchPartitions+1)
+		s.parts[p] = make([]atomic.Bool, want/partitions+1)
 	}
 	return s
 }
