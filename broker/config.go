@@ -144,7 +144,7 @@ func (c Config) resolve() (*resolved, error) {
 		return nil, err
 	}
 	r := &resolved{Config: c, props: s.Values, share: s.Share, clientAuth: s.ClientAuth, ignored: s.Ignored}
-	r.Listen, r.Listeners, r.Nodes, r.ClusterID, r.DataDir = s.Listen, s.Listeners, s.Nodes, s.ClusterID, s.DataDir
+	r.Listen, r.Listeners, r.Nodes, r.ClusterID, r.DataDir, r.NodeID = s.Listen, s.Listeners, s.Nodes, s.ClusterID, s.DataDir, s.NodeID
 	if r.Registry == nil {
 		r.Registry = prometheus.NewRegistry()
 		r.ownRegistry = true

@@ -13,12 +13,14 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"software.sslmate.com/src/go-pkcs12"
 
@@ -367,4 +369,68 @@ func testLeaf(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, name 
 		t.Fatal(err)
 	}
 	return key, cert
+}
+
+// Rules: kraft-accepted, controller-listener-skipped, node-id-property.
+// The plaintext example served: each of its two client listeners answers
+// with its own advertised address, node ID 1 and the example's cluster
+// ID, and a record produced through one is fetched through the other; the
+// CONTROLLER listener is not opened.
+func TestKafkaEnvPlaintextExampleServe(t *testing.T) {
+	cfg, err := kafkaConfigFrom(t, []string{"--kafka-env", "--kafka-config-dir", "", "--http", ""}, plaintextExample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := broker.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close(context.Background()) })
+	if b.ListenerAddr("CONTROLLER") != nil {
+		t.Fatal("the CONTROLLER listener is open")
+	}
+	// The advertised names lead to the listeners' real ports.
+	real := map[string]string{
+		"localhost:9092": b.ListenerAddr("PLAINTEXT_HOST").String(),
+		"broker:19092":   b.ListenerAddr("PLAINTEXT").String(),
+	}
+	dial := func(ctx context.Context, network, host string) (net.Conn, error) {
+		if r, ok := real[host]; ok {
+			host = r
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, host)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var fetched []string
+	for i, seed := range []string{"localhost:9092", "broker:19092"} {
+		cl, err := kgo.NewClient(kgo.SeedBrokers(seed), kgo.Dialer(dial), kgo.AllowAutoTopicCreation(),
+			kgo.DefaultProduceTopic("example"), kgo.ConsumeTopics("example"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		m, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.Brokers) != 1 || m.Brokers[0].NodeID != 1 || m.Brokers[0].Host+":"+strconv.Itoa(int(m.Brokers[0].Port)) != seed ||
+			m.ClusterID == nil || *m.ClusterID != "4L6g3nShT-eMCtK--X86sw" {
+			t.Fatalf("metadata through %s: brokers %+v cluster %v", seed, m.Brokers, m.ClusterID)
+		}
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: []byte(seed)}).FirstErr(); err != nil {
+			t.Fatalf("produce through %s: %v", seed, err)
+		}
+		for len(fetched) <= i && ctx.Err() == nil {
+			for _, r := range cl.PollFetches(ctx).Records() {
+				fetched = append(fetched, string(r.Value))
+			}
+		}
+	}
+	if len(fetched) < 2 || fetched[0] != "localhost:9092" {
+		t.Fatalf("fetched %q", fetched)
+	}
 }
