@@ -304,3 +304,44 @@ func writeKafkaSecrets(t *testing.T, dir string, ca *x509.Certificate, caKey *ec
 	}
 	return tls.Certificate{Certificate: [][]byte{clientCert.Raw}, PrivateKey: clientKey}
 }
+
+// The README's table lists every variable the examples set, and nothing
+// they do not (it needs no image: it reads the files).
+func TestKafkaExampleVariablesInREADME(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(readme), "<!-- kafka-example-variables:begin -->")
+	table, _, ok2 := strings.Cut(table, "<!-- kafka-example-variables:end -->")
+	if !ok || !ok2 {
+		t.Fatal("README: the kafka-example-variables table's markers are missing")
+	}
+	inTable := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z_]+)` \\|").FindAllStringSubmatch(table, -1) {
+		inTable[m[1]] = true
+	}
+	inExamples := map[string]bool{}
+	files, err := filepath.Glob("testdata/kafka-docker-examples/docker-compose-files/single-node/*/docker-compose.yml")
+	if err != nil || len(files) != 4 {
+		t.Fatalf("examples %v (%v), want 4", files, err)
+	}
+	variable := regexp.MustCompile(`(?m)^\s+((?:KAFKA_|CLUSTER_ID)[A-Z_]*):`)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range variable.FindAllStringSubmatch(string(data), -1) {
+			inExamples[m[1]] = true
+			if !inTable[m[1]] {
+				t.Errorf("%s: %s is not in the README's table", f, m[1])
+			}
+		}
+	}
+	for v := range inTable {
+		if !inExamples[v] {
+			t.Errorf("the README's table lists %s, which no example sets", v)
+		}
+	}
+}
