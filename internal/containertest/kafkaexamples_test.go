@@ -193,15 +193,14 @@ func runKafkaExample(t *testing.T, image, dir string, advertised []string, useTL
 		}
 		defer cl.Close()
 		// The broker may still be starting: Metadata is retried until it
-		// answers or the test's deadline passes.
+		// answers, for 30 s at most.
 		var m *kmsg.MetadataResponse
-		for {
-			m, err = kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)
-			if err == nil || ctx.Err() != nil {
-				break
-			}
-			time.Sleep(200 * time.Millisecond)
-		}
+		readyCtx, readyCancel := context.WithTimeout(ctx, 30*time.Second)
+		waitFor(readyCtx, 200*time.Millisecond, func() (bool, string) {
+			m, err = kmsg.NewPtrMetadataRequest().RequestWith(readyCtx, cl)
+			return err == nil, ""
+		})
+		readyCancel()
 		if err != nil {
 			t.Fatalf("metadata through %s: %v", a, err)
 		}
