@@ -293,28 +293,36 @@ func readJavaProperties(r io.Reader) (map[string]string, error) {
 			continue
 		}
 		logical.WriteString(line)
-		k, v := splitProperty(logical.String())
-		logical.Reset()
-		key, err := unescapeProperty(k)
-		if err != nil {
+		if err := addProperty(out, logical.String()); err != nil {
 			return nil, err
 		}
-		value, err := unescapeProperty(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		out[key] = value
+		logical.Reset()
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
+	// A continuation on the last line ends with the file.
 	if logical.Len() > 0 {
-		k, v := splitProperty(logical.String())
-		key, _ := unescapeProperty(k)
-		value, _ := unescapeProperty(v)
-		out[key] = value
+		if err := addProperty(out, logical.String()); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
+}
+
+// addProperty adds one logical line's key and value to out.
+func addProperty(out map[string]string, line string) error {
+	k, v := splitProperty(line)
+	key, err := unescapeProperty(k)
+	if err != nil {
+		return err
+	}
+	value, err := unescapeProperty(v)
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	out[key] = value
+	return nil
 }
 
 func trailingBackslashes(s string) int {

@@ -223,6 +223,27 @@ func TestKafkaEnvImageScript(t *testing.T) {
 	}
 }
 
+// Rule: kafka-env-file-input: server.properties read as
+// java.util.Properties reads it.
+func TestReadJavaProperties(t *testing.T) {
+	got, err := readJavaProperties(strings.NewReader("a=1\r\n  b : 2\nc 3\n# x=y\n! z\nd=x\\\n   y\ne=\\u0041\\t\nf\\=g=h\nlast=on\\\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"a": "1", "b": "2", "c": "3", "d": "xy", "e": "A\t", "f=g": "h", "last": "on"}
+	if len(got) != len(want) {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%q=%q, want %q", k, got[k], v)
+		}
+	}
+	if _, err := readJavaProperties(strings.NewReader("k=\\u00\n")); err == nil {
+		t.Error("a short \\u escape: no error")
+	}
+}
+
 // Rule: kafka-jaas-users: Kafka's example JAAS file
 // (docker/examples/fixtures/sasl/broker_jaas.conf) and a listener's
 // sasl.jaas.config give PLAIN users.
