@@ -24,12 +24,20 @@ FROM scratch
 COPY bin/sharebroker /sharebroker
 # bin/image-data is an empty directory `make image-context` makes.
 COPY --chown=65532:65532 bin/image-data /data
+# bin/image-tmp is an empty directory that becomes a /tmp the image's user
+# may write: compose files written for apache/kafka keep their data in
+# /tmp/kraft-combined-logs (KAFKA_LOG_DIRS, the data directory here).
+COPY --chown=65532:65532 bin/image-tmp /tmp
 USER 65532:65532
 # All interfaces inside the container. Clients outside it must be told an
 # address they can reach: set SHAREBROKER_ADVERTISE (--advertise) to the
 # published host:port.
 ENV SHAREBROKER_LISTEN=0.0.0.0:9092 \
     SHAREBROKER_HTTP=0.0.0.0:9644
+# The apache/kafka image's environment: KAFKA_* variables, CLUSTER_ID and
+# the file input in /mnt/shared/config (docs/kafka-env.md).
+# SHAREBROKER_KAFKA_ENV=false turns it off.
+ENV SHAREBROKER_KAFKA_ENV=true
 EXPOSE 9092 9644
 HEALTHCHECK --interval=10s --timeout=3s --start-period=2s --retries=3 \
     CMD ["/sharebroker", "healthcheck"]

@@ -52,6 +52,7 @@ docker: image-context
 # becomes /data, owned by the image's user.
 image-context: build
 	mkdir -p bin/image-data
+	mkdir -p bin/image-tmp
 
 # Build the image, run it, produce and share-consume through it
 # (.ci/container-test.sh; starts a Docker daemon of its own if none runs).

@@ -23,6 +23,13 @@ if ! command -v dockerd >/dev/null 2>&1 || ! command -v docker >/dev/null 2>&1; 
   fi
 fi
 command -v docker >/dev/null 2>&1 || skip "no docker client"
+# Kafka's single-node compose examples run under docker-compose
+# (internal/containertest, TestContainerKafkaExamples; Debian's is 1.29).
+if ! command -v docker-compose >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  say "installing docker-compose"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose; } >/dev/null 2>&1 ||
+    say "apt-get install docker-compose failed"
+fi
 
 state=""
 daemon_pid=""

@@ -53,6 +53,10 @@ type TLSConfig struct {
 	// ClientCAFile holds the PEM CA certificates that sign client
 	// certificates; needed when ssl.client.auth is requested or required.
 	ClientCAFile string
+	// CertPEM, KeyPEM and ClientCAPEM are the same in memory, for a
+	// certificate read from a Kafka keystore (ssl.keystore.location);
+	// each replaces the file of the same role, which must then be empty.
+	CertPEM, KeyPEM, ClientCAPEM string
 }
 
 // listenerTLS is the resolved TLS setup: the tls.Config of the SSL listeners
@@ -70,6 +74,12 @@ func newListenerTLS(c TLSConfig, clientAuth string, ls []Listener) (*listenerTLS
 	}
 	out := &listenerTLS{config: &tls.Config{MinVersion: tls.VersionTLS12}}
 	switch {
+	case len(c.CertPEM) > 0 && len(c.KeyPEM) > 0:
+		cert, err := tls.X509KeyPair([]byte(c.CertPEM), []byte(c.KeyPEM))
+		if err != nil {
+			return nil, fmt.Errorf("tls certificate and key from the keystore: %w", err)
+		}
+		out.config.Certificates = []tls.Certificate{cert}
 	case c.CertFile != "" && c.KeyFile != "":
 		cert, err := tls.LoadX509KeyPair(c.CertFile, c.KeyFile)
 		if err != nil {
@@ -96,7 +106,13 @@ func newListenerTLS(c TLSConfig, clientAuth string, ls []Listener) (*listenerTLS
 	case ClientAuthRequired:
 		out.config.ClientAuth = tls.RequireAndVerifyClientCert
 	}
-	if clientAuth != ClientAuthNone {
+	if clientAuth != ClientAuthNone && len(c.ClientCAPEM) > 0 {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(c.ClientCAPEM)) {
+			return nil, errors.New("tls client CA from the truststore: no certificate in it")
+		}
+		out.config.ClientCAs = pool
+	} else if clientAuth != ClientAuthNone {
 		if c.ClientCAFile == "" {
 			return nil, fmt.Errorf("%s=%s needs the client CA file (--tls-client-ca)", PropClientAuth, clientAuth)
 		}

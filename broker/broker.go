@@ -158,6 +158,9 @@ func New(cfg Config) (*Broker, error) {
 		serving: serving{conns: make(map[*conn]struct{})},
 	}
 	b.serveCtx, b.stopServing = context.WithCancel(context.Background())
+	for _, p := range r.ignored {
+		b.log.Info("Kafka property accepted and not used", "property", p.Name, "value", p.Value, "why", p.Why)
+	}
 	if b.authn, err = newAuthenticator(r); err != nil {
 		return nil, err
 	}

@@ -124,6 +124,9 @@ type resolved struct {
 	ownRegistry bool
 	// clientAuth is ssl.client.auth: none, requested or required.
 	clientAuth string
+	// ignored are the Kafka properties accepted and not used, which New
+	// logs once each (brokerconfig: kraft-ignored-logged).
+	ignored []brokerconfig.IgnoredProperty
 	// beforeRecover, nil outside tests, runs in Start after the HTTP
 	// server is up and before recovery begins.
 	beforeRecover func()
@@ -140,8 +143,8 @@ func (c Config) resolve() (*resolved, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &resolved{Config: c, props: s.Values, share: s.Share, clientAuth: s.ClientAuth}
-	r.Listen, r.Listeners, r.Nodes, r.ClusterID, r.DataDir = s.Listen, s.Listeners, s.Nodes, s.ClusterID, s.DataDir
+	r := &resolved{Config: c, props: s.Values, share: s.Share, clientAuth: s.ClientAuth, ignored: s.Ignored}
+	r.Listen, r.Listeners, r.Nodes, r.ClusterID, r.DataDir, r.NodeID = s.Listen, s.Listeners, s.Nodes, s.ClusterID, s.DataDir, s.NodeID
 	if r.Registry == nil {
 		r.Registry = prometheus.NewRegistry()
 		r.ownRegistry = true

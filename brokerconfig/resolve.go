@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/sharebroker/sharebroker/configdef"
 	"github.com/sharebroker/sharebroker/group"
@@ -55,6 +56,9 @@ type Resolved struct {
 	Share group.ShareConfig
 	// ClientAuth is ssl.client.auth as parseClientAuth returned it.
 	ClientAuth string
+	// Ignored are the Kafka properties given that this broker accepts
+	// and does not use (kraft.go), by name, for the broker to log.
+	Ignored []IgnoredProperty
 }
 
 // Resolve checks s and applies defaults; the first mistake found is the
@@ -126,16 +130,25 @@ func (r *Resolved) resolveListeners(parseClientAuth func(string) (string, error)
 		return nil, err
 	}
 	delete(props, propClientAuth)
+	controllers, err := r.takeKRaftProperties(props)
+	if err != nil {
+		return nil, err
+	}
 	var given bool
 	var values [3]string
 	for i, name := range []string{propListeners, propAdvertisedListeners, propProtocolMap} {
 		if v, ok := props[name]; ok {
-			values[i], given = v, true
+			// controller-listener-skipped: a KRaft controller listener is
+			// neither opened nor advertised.
+			values[i], given = dropListeners(v, controllers), true
 			delete(props, name)
 		}
 	}
 	if len(r.Listeners) > 0 && given {
 		return nil, fmt.Errorf("listeners are set both in Config.Listeners and by the properties %s, %s and %s: set one", propListeners, propAdvertisedListeners, propProtocolMap)
+	}
+	if strings.TrimSpace(r.Props[propListeners]) != "" && strings.TrimSpace(values[0]) == "" {
+		return nil, fmt.Errorf("%s %q: every listener is a controller listener (%s); clients need one more", propListeners, r.Props[propListeners], propControllerListenerNames)
 	}
 	if len(r.Listeners) == 0 {
 		ls, err := ParseListeners(values[0], values[1], values[2], r.Listen)

@@ -47,6 +47,13 @@ type serveFlags struct {
 	dataDir string
 	// httpGuard is the HTTP listener's token and bounds (httpguard.go).
 	httpGuard httpGuardFlags
+	// kafkaEnv reads the apache/kafka image's environment (kafkaenv.go)
+	// and kafkaConfigDir its file input; kafkaNotes are what that logs,
+	// jaasFile the JAAS file KAFKA_OPTS names.
+	kafkaEnv       bool
+	kafkaConfigDir string
+	kafkaNotes     []string
+	jaasFile       string
 }
 
 func newRootCommand() *cobra.Command {
@@ -60,7 +67,12 @@ func newRootCommand() *cobra.Command {
 		SilenceErrors: true,
 		// SHAREBROKER_* variables fill the flags left unset (env.go).
 		PersistentPreRunE: applyOSEnv,
-		RunE:              func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cmd.ErrOrStderr(), f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyKafkaEnv(cmd, &f, os.Environ()); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), f)
+		},
 	}
 	addServeFlags(root, &f)
 
@@ -69,7 +81,12 @@ func newRootCommand() *cobra.Command {
 		Use:   "serve",
 		Short: "Run the broker (the default)",
 		Args:  cobra.NoArgs,
-		RunE:  func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), cmd.ErrOrStderr(), sf) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyKafkaEnv(cmd, &sf, os.Environ()); err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), cmd.ErrOrStderr(), sf)
+		},
 	}
 	addServeFlags(serve, &sf)
 
@@ -107,6 +124,8 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory that keeps topics and records across restarts (Kafka's log.dirs; docs/durability.md); empty keeps everything in memory")
 	fs.StringArrayVar(&f.configs, "config", nil, "Kafka property KEY=VALUE; repeatable (see the README's configuration reference)")
 	addHTTPGuardFlags(fs, &f.httpGuard)
+	fs.BoolVar(&f.kafkaEnv, kafkaEnvFlag, false, "read the apache/kafka image's environment: KAFKA_<PROPERTY> variables, CLUSTER_ID, and the file input's server.properties (docs/kafka-env.md); the container image turns it on")
+	fs.StringVar(&f.kafkaConfigDir, kafkaConfigDirFlag, defaultKafkaConfigDir, "with --kafka-env, the directory whose server.properties is read under the KAFKA_ variables, as the apache/kafka image's file input; '' reads none")
 }
 
 // buildConfig turns flags into a broker.Config; every mistake names the flag.
@@ -179,6 +198,10 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 			cfg.Props[prop] = v
 		}
 	}
+	// Kafka's keystores and JAAS users (kafkasecurity.go).
+	if err := applyKafkaSecurity(&cfg, f.jaasFile); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -186,6 +209,9 @@ func runServe(ctx context.Context, logOut io.Writer, f serveFlags) error {
 	cfg, err := buildConfig(f, logOut)
 	if err != nil {
 		return err
+	}
+	for _, note := range f.kafkaNotes {
+		cfg.Logger.Info("kafka environment: " + note)
 	}
 	// Bound the garbage between GC cycles (memory.go); process-wide, so
 	// here and not in package broker. With a data directory it starts
