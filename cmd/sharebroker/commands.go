@@ -47,6 +47,8 @@ type serveFlags struct {
 	dataDir string
 	// httpGuard is the HTTP listener's token and bounds (httpguard.go).
 	httpGuard httpGuardFlags
+	// seed is the state made at start (seed.go).
+	seed broker.SeedFlags
 }
 
 func newRootCommand() *cobra.Command {
@@ -107,6 +109,7 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs.StringVar(&f.dataDir, "data-dir", "", "directory that keeps topics and records across restarts (Kafka's log.dirs; docs/durability.md); empty keeps everything in memory")
 	fs.StringArrayVar(&f.configs, "config", nil, "Kafka property KEY=VALUE; repeatable (see the README's configuration reference)")
 	addHTTPGuardFlags(fs, &f.httpGuard)
+	addSeedFlags(fs, &f.seed)
 }
 
 // buildConfig turns flags into a broker.Config; every mistake names the flag.
@@ -143,6 +146,11 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 		}
 		cfg.SASLUsers = append(cfg.SASLUsers, u)
 	}
+	seed, err := broker.SeedFromFlags(f.seed)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Seed = seed
 	if f.testAPI && f.http == "" {
 		return cfg, fmt.Errorf("--enable-test-api needs the HTTP server: --http is empty")
 	}
