@@ -52,6 +52,9 @@ type settings struct {
 	users     []broker.SASLUser
 	noReport  bool
 	testAPI   bool
+	seed      broker.Seed
+	// seedErr is the first bad seed option; Start fails the test with it.
+	seedErr error
 }
 
 // WithProperty sets a Kafka property, as --config NAME=VALUE does; Start
@@ -140,7 +143,10 @@ func Start(t testing.TB, opts ...Option) *Broker {
 		manual = locktimer.NewManualClock(s.start)
 		clock = manual
 	}
-	cfg := broker.Config{Listen: "127.0.0.1:0", Props: s.props, Logger: s.logger, Clock: clock, Nodes: s.nodes, SASLUsers: s.users}
+	if s.seedErr != nil {
+		t.Fatalf("sharebrokertest: %v", s.seedErr)
+	}
+	cfg := broker.Config{Listen: "127.0.0.1:0", Props: s.props, Logger: s.logger, Clock: clock, Nodes: s.nodes, SASLUsers: s.users, Seed: s.seed}
 	if s.http {
 		cfg.HTTP = "127.0.0.1:0"
 	}

@@ -227,6 +227,11 @@ func runServe(ctx context.Context, logOut io.Writer, f serveFlags) error {
 		}
 	}
 	if err := b.Start(); err != nil {
+		// Release what Start began (the HTTP server, the data directory's
+		// lock) before the error is reported.
+		closeCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		_ = b.Close(closeCtx)
 		return err
 	}
 	if cfg.DataDir != "" {
