@@ -388,7 +388,8 @@ func TestSeedNodes(t *testing.T) {
 	}
 }
 
-// The seed's bad items stop Start naming the item: a topic config the
+// seed-validated and seed-repeats: the seed's bad items stop Start naming
+// the item, before any listener binds: a topic config the
 // broker does not know, a partition count CreateTopics refuses, a GROUP
 // config IncrementalAlterConfigs refuses, ACLs without an authorizer, a
 // SCRAM user AlterUserScramCredentials would refuse.

@@ -8,6 +8,16 @@
 //	window, _ := b.ShareGroup("g")
 //	story, _ := b.RecordStory("g", "jobs", 0, 42) // what happened to offset 42
 //
+// Share groups start at the log end: share.auto.offset.reset is latest,
+// Kafka's default, so a share consumer that joins after the test produced
+// gets none of those records and waits for new ones. To start a group at
+// the earliest offset, give Start the group config (and, if you like, the
+// topic; docs/seeding.md):
+//
+//	b := sharebrokertest.Start(t,
+//		sharebrokertest.WithTopic("jobs", 1),
+//		sharebrokertest.WithGroupConfig("g", "share.auto.offset.reset", "earliest"))
+//
 // The broker stops when the test ends. If the test failed, its log gets a
 // short report first (Broker.Report): each share group's members and, per
 // share partition, SPSO, SPEO, lag, the in-flight ranges and the latest

@@ -48,7 +48,7 @@ func topicPartitions(t *testing.T, addr string) map[string]int {
 	return out
 }
 
-// The variables: SHAREBROKER_TOPIC holds several items separated by
+// seed-items: SHAREBROKER_TOPIC holds several items separated by
 // semicolons and line breaks, SHAREBROKER_SEED names the file, and a
 // variable's items and the file's are made alike (seed-before-listen: the
 // topics are there at the first Metadata).
@@ -134,8 +134,8 @@ func TestSeedRestartAndConflict(t *testing.T) {
 	}
 }
 
-// Bad seed input stops the start with a message naming the item (and,
-// for the file, where in it).
+// seed-validated: bad seed input stops the start with a message naming
+// the item (and, for the file, where in it).
 func TestSeedBadInputFailsNamingItem(t *testing.T) {
 	dir := t.TempDir()
 	file := func(name, content string) string {
