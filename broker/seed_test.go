@@ -174,12 +174,12 @@ func TestSeedAnswersSarama(t *testing.T) {
 	if err != nil || len(md) != 1 || md[0].Err != sarama.ErrNoError || len(md[0].Partitions) != 3 {
 		t.Fatalf("orders: %v %+v, want 3 partitions", err, md)
 	}
-	entries, err := adm.DescribeConfig(sarama.ConfigResource{Type: sarama.TopicResource, Name: "orders"})
-	if err != nil {
-		t.Fatal(err)
+	results, err := adm.DescribeConfigs([]*sarama.ConfigResource{{Type: sarama.TopicResource, Name: "orders"}}, sarama.DescribeConfigsOptions{})
+	if err != nil || len(results) != 1 || results[0].ErrorCode != sarama.ErrNoError {
+		t.Fatalf("describe orders' configs: %v %+v", err, results)
 	}
 	var retention string
-	for _, e := range entries {
+	for _, e := range results[0].Configs {
 		if e.Name == "retention.ms" {
 			retention = e.Value
 		}

@@ -182,7 +182,7 @@ func Apply(s Seed, t Target) error {
 		}
 		if err == nil && t.Authorizer == nil {
 			// CreateAcls' answer without an authorizer (SECURITY_DISABLED).
-			err = errors.New("No Authorizer is configured: set authorizer.class.name to create ACLs")
+			err = errors.New(`authorization is off: set authorizer.class.name to create ACLs (CreateAcls answers SECURITY_DISABLED, "No Authorizer is configured.")`)
 		}
 		if err != nil {
 			return itemError(aclItem(a), err)

@@ -83,16 +83,19 @@ func TestSeedFromEnvironment(t *testing.T) {
 func TestSeedRestartAndConflict(t *testing.T) {
 	dir := t.TempDir()
 	seedArgs := []string{"--topic", "orders:3:retention.ms=60000", "--group-config", "workers:share.auto.offset.reset=earliest",
-		"--scram-user", "SCRAM-SHA-512=[name=alice,password=alice-secret]"}
+		"--scram-user", "SCRAM-SHA-512=[name=alice,password=alice-secret]",
+		"--acl", "allow-principal=User:alice,operation=Read,topic=orders",
+		"--config", "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+		"--config", "super.users=User:ANONYMOUS"}
 	first := startDataDir(t, dir, seedArgs...)
-	if created, existing := seedCounts(t, first); created != "3" || existing != "0" {
-		t.Fatalf("first start: created %s, existing %s; want 3 and 0", created, existing)
+	if created, existing := seedCounts(t, first); created != "4" || existing != "0" {
+		t.Fatalf("first start: created %s, existing %s; want 4 and 0", created, existing)
 	}
 	first.kill(t)
 
 	again := startDataDir(t, dir, seedArgs...)
-	if created, existing := seedCounts(t, again); created != "0" || existing != "3" {
-		t.Fatalf("restart: created %s, existing %s; want 0 and 3", created, existing)
+	if created, existing := seedCounts(t, again); created != "0" || existing != "4" {
+		t.Fatalf("restart: created %s, existing %s; want 0 and 4 (the ACL kept too)", created, existing)
 	}
 	if n := topicPartitions(t, again.addr)["orders"]; n != 3 {
 		t.Fatalf("orders has %d partitions after the restart", n)
