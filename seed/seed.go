@@ -174,6 +174,10 @@ func Apply(s Seed, t Target) error {
 	if err := s.checkRepeats(); err != nil {
 		return err
 	}
+	// One group's items are checked and set together, as one
+	// IncrementalAlterConfigs resource: a pair that must agree (a session
+	// timeout above its heartbeat interval) may come in two items.
+	s.GroupConfigs = mergeGroups(s.GroupConfigs)
 	bindings := make([]acl.Binding, len(s.ACLs))
 	for i, a := range s.ACLs {
 		b, err := a.Binding()
@@ -311,6 +315,24 @@ func (s Seed) checkRepeats() error {
 		users[key] = u
 	}
 	return nil
+}
+
+// mergeGroups joins the items of each group into one, in the order the
+// groups first appear; checkRepeats has refused a key given twice.
+func mergeGroups(items []GroupConfig) []GroupConfig {
+	var out []GroupConfig
+	at := make(map[string]int)
+	for _, g := range items {
+		i, ok := at[g.Group]
+		if !ok {
+			at[g.Group] = len(out)
+			out = append(out, GroupConfig{Group: g.Group, Configs: maps.Clone(g.Configs), From: g.From})
+			continue
+		}
+		maps.Copy(out[i].Configs, g.Configs)
+		out[i].From += "; " + g.From
+	}
+	return out
 }
 
 // itemError names the item in err; a conflict also says how to resolve

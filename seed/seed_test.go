@@ -228,3 +228,34 @@ func TestApplyAllOrNothingAndIdempotent(t *testing.T) {
 		t.Fatalf("configs after the refused seed: %v", got)
 	}
 }
+
+// seed-validated: a group's items are checked as one set, so a session
+// timeout and the heartbeat interval it must exceed may come apart.
+func TestApplyGroupItemsTogether(t *testing.T) {
+	tg := newTarget(false)
+	// Bounds that let a session timeout fall below a heartbeat interval.
+	share := group.DefaultShareConfig()
+	share.MinSessionTimeoutMs = 1000
+	tg.GroupConfigs = group.NewConfigStore(share)
+	s := Seed{GroupConfigs: []GroupConfig{
+		{Group: "g", Configs: map[string]string{"share.heartbeat.interval.ms": "10000"}, From: "one"},
+		{Group: "g", Configs: map[string]string{"share.session.timeout.ms": "12000"}, From: "two"},
+	}}
+	if err := Apply(s, tg); err != nil {
+		t.Fatal(err)
+	}
+	cfg := tg.GroupConfigs.Share("g")
+	if cfg.HeartbeatInterval.Milliseconds() != 10000 || cfg.SessionTimeout.Milliseconds() != 12000 {
+		t.Fatalf("g: %+v", cfg)
+	}
+	bad := Seed{GroupConfigs: []GroupConfig{
+		{Group: "h", Configs: map[string]string{"share.heartbeat.interval.ms": "10000"}, From: "one"},
+		{Group: "h", Configs: map[string]string{"share.session.timeout.ms": "8000"}, From: "two"},
+	}}
+	if err := Apply(bad, tg); err == nil || !strings.Contains(err.Error(), "one; two") {
+		t.Fatalf("a session timeout below the heartbeat in two items: %v, want both named", err)
+	}
+	if got := tg.GroupConfigs.Share("h").HeartbeatInterval.Milliseconds(); got == 10000 {
+		t.Fatal("the refused items set the heartbeat")
+	}
+}
