@@ -236,11 +236,13 @@ func New(cfg Config) (*Broker, error) {
 }
 
 // Start binds every listener of every node and starts serving in the
-// background. If one cannot bind, none serves. With a data directory it
-// first starts the HTTP server (so /readyz answers 503 meanwhile) and
-// recovers the directory (ready-after-recovery).
+// background. If one cannot bind, none serves. With a data directory or
+// a seed it first starts the HTTP server (so /readyz answers 503
+// meanwhile), recovers the directory (ready-after-recovery), then applies
+// the seed (seed-before-listen).
 func (b *Broker) Start() error {
-	httpFirst := b.cfg.DataDir != "" && b.cfg.HTTP != ""
+	seeded := !b.cfg.Seed.Empty()
+	httpFirst := (b.cfg.DataDir != "" || seeded) && b.cfg.HTTP != ""
 	if httpFirst {
 		if err := b.startHTTP(); err != nil {
 			return err
@@ -248,6 +250,11 @@ func (b *Broker) Start() error {
 	}
 	if b.cfg.DataDir != "" {
 		if err := b.recoverData(); err != nil {
+			return err
+		}
+	}
+	if seeded {
+		if err := b.applySeed(); err != nil {
 			return err
 		}
 	}

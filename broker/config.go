@@ -108,6 +108,10 @@ type Config struct {
 	// they survive a restart (docs/durability.md); the Kafka property
 	// log.dirs does the same. Empty keeps everything in memory.
 	DataDir string
+	// Seed is the state made at start, after the data directory is
+	// recovered and before the Kafka listeners bind: topics, GROUP
+	// configs, SCRAM users, ACLs (package seed, docs/seeding.md).
+	Seed Seed
 
 	// newMemberID, nil outside tests, makes the member IDs of classic and
 	// KIP-848 groups instead of random UUIDs, so that a fuzz input can name
@@ -130,6 +134,9 @@ type resolved struct {
 	// beforeRecover, nil outside tests, runs in Start after the HTTP
 	// server is up and before recovery begins.
 	beforeRecover func()
+	// beforeSeed, nil outside tests, runs in Start after the HTTP server
+	// is up and before the seed is applied.
+	beforeSeed func()
 }
 
 // resolve checks c with brokerconfig.Resolve, which also parses the

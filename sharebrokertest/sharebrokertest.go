@@ -8,6 +8,16 @@
 //	window, _ := b.ShareGroup("g")
 //	story, _ := b.RecordStory("g", "jobs", 0, 42) // what happened to offset 42
 //
+// Share groups start at the log end: share.auto.offset.reset is latest,
+// Kafka's default, so a share consumer that joins after the test produced
+// gets none of those records and waits for new ones. To start a group at
+// the earliest offset, give Start the group config (and, if you like, the
+// topic; docs/seeding.md):
+//
+//	b := sharebrokertest.Start(t,
+//		sharebrokertest.WithTopic("jobs", 1),
+//		sharebrokertest.WithGroupConfig("g", "share.auto.offset.reset", "earliest"))
+//
 // The broker stops when the test ends. If the test failed, its log gets a
 // short report first (Broker.Report): each share group's members and, per
 // share partition, SPSO, SPEO, lag, the in-flight ranges and the latest
@@ -52,6 +62,9 @@ type settings struct {
 	users     []broker.SASLUser
 	noReport  bool
 	testAPI   bool
+	seed      broker.Seed
+	// seedErr is the first bad seed option; Start fails the test with it.
+	seedErr error
 }
 
 // WithProperty sets a Kafka property, as --config NAME=VALUE does; Start
@@ -140,7 +153,10 @@ func Start(t testing.TB, opts ...Option) *Broker {
 		manual = locktimer.NewManualClock(s.start)
 		clock = manual
 	}
-	cfg := broker.Config{Listen: "127.0.0.1:0", Props: s.props, Logger: s.logger, Clock: clock, Nodes: s.nodes, SASLUsers: s.users}
+	if s.seedErr != nil {
+		t.Fatalf("sharebrokertest: %v", s.seedErr)
+	}
+	cfg := broker.Config{Listen: "127.0.0.1:0", Props: s.props, Logger: s.logger, Clock: clock, Nodes: s.nodes, SASLUsers: s.users, Seed: s.seed}
 	if s.http {
 		cfg.HTTP = "127.0.0.1:0"
 	}

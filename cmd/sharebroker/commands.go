@@ -54,6 +54,8 @@ type serveFlags struct {
 	kafkaConfigDir string
 	kafkaNotes     []string
 	jaasFile       string
+	// seed is the state made at start (seed.go).
+	seed broker.SeedFlags
 }
 
 func newRootCommand() *cobra.Command {
@@ -126,6 +128,7 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	addHTTPGuardFlags(fs, &f.httpGuard)
 	fs.BoolVar(&f.kafkaEnv, kafkaEnvFlag, false, "read the apache/kafka image's environment: KAFKA_<PROPERTY> variables, CLUSTER_ID, and the file input's server.properties (docs/kafka-env.md); the container image turns it on")
 	fs.StringVar(&f.kafkaConfigDir, kafkaConfigDirFlag, defaultKafkaConfigDir, "with --kafka-env, the directory whose server.properties is read under the KAFKA_ variables, as the apache/kafka image's file input; '' reads none")
+	addSeedFlags(fs, &f.seed)
 }
 
 // buildConfig turns flags into a broker.Config; every mistake names the flag.
@@ -162,6 +165,11 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 		}
 		cfg.SASLUsers = append(cfg.SASLUsers, u)
 	}
+	seed, err := broker.SeedFromFlags(f.seed)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Seed = seed
 	if f.testAPI && f.http == "" {
 		return cfg, fmt.Errorf("--enable-test-api needs the HTTP server: --http is empty")
 	}
@@ -245,6 +253,11 @@ func runServe(ctx context.Context, logOut io.Writer, f serveFlags) error {
 		}
 	}
 	if err := b.Start(); err != nil {
+		// Release what Start began (the HTTP server, the data directory's
+		// lock) before the error is reported.
+		closeCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		_ = b.Close(closeCtx)
 		return err
 	}
 	if cfg.DataDir != "" {

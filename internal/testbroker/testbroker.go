@@ -33,6 +33,7 @@ func Start(t testing.TB, cfg broker.Config) *broker.Broker {
 		t.Fatalf("broker.New: %v", err)
 	}
 	if err := b.Start(); err != nil {
+		_ = Close(b) // what Start began before failing: the HTTP server, the data directory
 		t.Fatalf("broker.Start: %v", err)
 	}
 	t.Cleanup(func() {
