@@ -5,7 +5,7 @@ FUZZTIME ?= 10s
 
 IMAGE    ?= sharebroker:dev
 
-.PHONY: build run test lint fuzz bench docker image-context container-test clean
+.PHONY: build run test test-testcontainers lint fuzz bench docker image-context container-test clean
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./cmd/sharebroker
@@ -19,11 +19,22 @@ test:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(MAKE) test-testcontainers
+
+# The testcontainers module (testcontainers/, its own go.mod so the
+# broker's module does not depend on testcontainers-go): `go test ./...`
+# above does not enter it. Its container tests skip unless
+# SHAREBROKER_CONTAINER_IMAGE names an image (.ci/container-test.sh sets
+# it); the rest (options, the broker module's dependency check, the CI
+# recipes' YAML) always run.
+test-testcontainers:
+	cd testcontainers && $(GO) vet ./... && $(GO) test -race -count=1 -timeout 10m ./...
 
 # staticcheck, pinned: it found a helper nobody called that should have been.
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 lint:
 	$(GO) run $(STATICCHECK) ./...
+	cd testcontainers && $(GO) run $(STATICCHECK) ./...
 
 # Every fuzz target, each for FUZZTIME.
 fuzz:
