@@ -12,6 +12,10 @@
 # 10s). Docker runs the first probe one interval after the start, so the
 # healthy time is about that interval plus the probe. The clock starts just
 # before `docker run`, which returns once the container has started.
+#
+# Each run also starts the static binary the image holds (bin/sharebroker,
+# `make build`) without Docker and times it to its first ApiVersions
+# answer, so the table separates the broker's own start from Docker's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/apiversions.sh
@@ -24,7 +28,8 @@ trap 'docker rm -f "$name" >/dev/null 2>&1 || true' EXIT
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-started=() api=() health=() tries=()
+started=() api=() health=() tries=() native=()
+bin=bin/sharebroker
 for run in $(seq "$RUNS"); do
   kafka=$(free_port) http=$(free_port)
   start=$(date +%s%N)
@@ -44,7 +49,19 @@ for run in $(seq "$RUNS"); do
   done
   health+=("$(ms_since "$start")")
   docker rm -f "$name" >/dev/null
-  echo "run $run: docker run returned ${started[-1]} ms, ApiVersions ${api[-1]} ms (probe ${tries[-1]}), healthy ${health[-1]} ms" >&2
+
+  if [ -x "$bin" ]; then
+    kafka=$(free_port) http=$(free_port)
+    start=$(date +%s%N)
+    "$bin" serve --listen "127.0.0.1:$kafka" --http "127.0.0.1:$http" >/dev/null 2>&1 &
+    pid=$!
+    until apiversions_probe 127.0.0.1 "$kafka"; do
+      [ "$(date +%s)" -lt "$deadline" ] || { echo "ready: run $run: the binary answered no ApiVersions" >&2; kill "$pid"; exit 1; }
+    done
+    native+=("$(ms_since "$start")")
+    kill "$pid" && wait "$pid" 2>/dev/null || true
+  fi
+  echo "run $run: docker run returned ${started[-1]} ms, ApiVersions ${api[-1]} ms (probe ${tries[-1]}), healthy ${health[-1]} ms${native:+, binary ${native[-1]} ms}" >&2
 done
 
 summary() { printf '%s\n' "$@" | sort -n | awk 'NR == 1 { min = $1 } { max = $1 } END { printf "min %s ms, max %s ms", min, max }'; }
@@ -52,3 +69,6 @@ echo "image $IMAGE, $RUNS runs, health interval $HEALTH_INTERVAL"
 echo "docker run -> docker run returned:      median $(printf '%s\n' "${started[@]}" | median) ms ($(summary "${started[@]}"))"
 echo "docker run -> first ApiVersions answer: median $(printf '%s\n' "${api[@]}" | median) ms ($(summary "${api[@]}"))"
 echo "docker run -> healthy:                  median $(printf '%s\n' "${health[@]}" | median) ms ($(summary "${health[@]}"))"
+if [ ${#native[@]} -gt 0 ]; then
+  echo "binary start -> first ApiVersions answer: median $(printf '%s\n' "${native[@]}" | median) ms ($(summary "${native[@]}"))"
+fi
