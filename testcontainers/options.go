@@ -86,7 +86,10 @@ func WithHostNetwork() Option {
 
 // WithAdvertisedHost sets the host name or address the broker tells
 // clients to connect to (default 127.0.0.1): for a Docker daemon on
-// another machine, its address. The TLS certificate names it too.
+// another machine, its address. The ports are then published on all of
+// that machine's interfaces, and Run still picks them free on this one, so
+// a port taken there fails the start. The TLS certificate names the host
+// too.
 func WithAdvertisedHost(host string) Option {
 	return func(o *options) error {
 		if host == "" || strings.ContainsAny(host, ":/, ") {
