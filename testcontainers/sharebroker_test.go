@@ -223,6 +223,7 @@ func TestRunTLSAndSASL(t *testing.T) {
 // here on a network the test makes, since CI's daemon has no default
 // bridge. The advertised address is the published one.
 func TestRunPublishedPorts(t *testing.T) {
+	image(t) // skips before the network is made
 	ctx := testContext(t)
 	nw, err := network.New(ctx)
 	if err != nil {
