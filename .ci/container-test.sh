@@ -73,4 +73,7 @@ make image-context
 say "building $IMAGE"
 timeout 300 docker build -q -t "$IMAGE" . >/dev/null
 SHAREBROKER_CONTAINER_IMAGE="$IMAGE" go test -count=1 -timeout 5m -v -run '^TestContainer' ./internal/containertest
+# Issue 23: the testcontainers module (Go) and the Node.js example against
+# this image, the CI recipes (compose run), the arm64 image.
+IMAGE="$IMAGE" bash .ci/testcontainers-test.sh
 timeout 60 docker image rm -f "$IMAGE" >/dev/null 2>&1 || true
