@@ -96,16 +96,23 @@ func consume(ctx context.Context, cl *kgo.Client, want int) (read, polls int, er
 // when told to.
 func preload(tb testing.TB, addr string, n int) {
 	tb.Helper()
-	cl := newClient(tb, addr, kgo.ManualFlushing(), kgo.MaxBufferedRecords(benchPartitions*preloadBatch))
+	preloadPartitions(tb, addr, n, benchPartitions)
+}
+
+// preloadPartitions is preload over the first partitions partitions of
+// benchTopic (the scale sweeps').
+func preloadPartitions(tb testing.TB, addr string, n, partitions int) {
+	tb.Helper()
+	cl := newClient(tb, addr, kgo.ManualFlushing(), kgo.MaxBufferedRecords(partitions*preloadBatch))
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), benchDeadline)
 	defer cancel()
 	var errs errBox
 	promise := func(_ *kgo.Record, err error) { errs.set(err) }
 	for sent := 0; sent < n; {
-		round := min(n-sent, benchPartitions*preloadBatch)
+		round := min(n-sent, partitions*preloadBatch)
 		for i := 0; i < round; i++ {
-			r := &kgo.Record{Topic: benchTopic, Partition: int32(i % benchPartitions), Value: benchValue}
+			r := &kgo.Record{Topic: benchTopic, Partition: int32(i % partitions), Value: benchValue}
 			cl.Produce(ctx, r, promise)
 		}
 		if err := cl.Flush(ctx); err != nil {

@@ -282,12 +282,23 @@ const kfakeChildEnv = "SHAREBROKER_BENCH_KFAKE_CHILD"
 // reads the address it prints.
 func startKfakeProcess(tb testing.TB) *childBroker {
 	tb.Helper()
+	return startKfakeProcessPartitions(tb, benchPartitions)
+}
+
+// kfakeChildPartitionsEnv carries the bench topic's partition count to the
+// kfake child (startKfakeProcessPartitions).
+const kfakeChildPartitionsEnv = "SHAREBROKER_BENCH_KFAKE_PARTITIONS"
+
+// startKfakeProcessPartitions is startKfakeProcess seeding the bench topic
+// with partitions partitions (the scale sweeps').
+func startKfakeProcessPartitions(tb testing.TB, partitions int) *childBroker {
+	tb.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	cmd := exec.Command(self)
-	cmd.Env = append(os.Environ(), kfakeChildEnv+"=1")
+	cmd.Env = append(os.Environ(), kfakeChildEnv+"=1", fmt.Sprintf("%s=%d", kfakeChildPartitionsEnv, partitions))
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -338,7 +349,16 @@ func startChild(tb testing.TB, cmd *exec.Cmd) *childBroker {
 // 127.0.0.1:0, prints its address and returns when stdin closes (the
 // parent closed it or died).
 func runKfakeChild() int {
-	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(benchPartitions, benchTopic))
+	partitions := int32(benchPartitions)
+	if v := os.Getenv(kfakeChildPartitionsEnv); v != "" {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 1 {
+			fmt.Fprintf(os.Stderr, "%s=%q: not a partition count\n", kfakeChildPartitionsEnv, v)
+			return 1
+		}
+		partitions = int32(n)
+	}
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(partitions, benchTopic))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kfake.NewCluster:", err)
 		return 1

@@ -169,9 +169,15 @@ type shareResult struct {
 // then the consumers close. The consumers' connections count the bytes
 // they read, up to the close.
 func consumeShare(ctx context.Context, addr string, n, want int, flushed func()) (shareResult, error) {
+	return consumeSharePartitions(ctx, addr, n, want, benchPartitions, flushed)
+}
+
+// consumeSharePartitions is consumeShare on a benchTopic of partitions
+// partitions, preloaded by preloadPartitions (the scale sweeps').
+func consumeSharePartitions(ctx context.Context, addr string, n, want, partitions int, flushed func()) (shareResult, error) {
 	var (
 		counted  countingDialer
-		seen     = newSeenSet(want)
+		seen     = newSeenSet(want, partitions)
 		distinct atomic.Int64
 		redeliv  atomic.Int64
 		lastAt   time.Time // written once, before finish; read after wg.Wait
@@ -244,16 +250,16 @@ func consumeShare(ctx context.Context, addr string, n, want int, flushed func())
 }
 
 // seenSet records which (partition, offset) pairs were delivered; it
-// holds offsets below want/benchPartitions+1 per partition, which is all
+// holds offsets below want/partitions+1 per partition, which is all
 // preload writes.
 type seenSet struct {
-	parts [benchPartitions][]atomic.Bool
+	parts [][]atomic.Bool
 }
 
-func newSeenSet(want int) *seenSet {
-	s := &seenSet{}
+func newSeenSet(want, partitions int) *seenSet {
+	s := &seenSet{parts: make([][]atomic.Bool, partitions)}
 	for p := range s.parts {
-		s.parts[p] = make([]atomic.Bool, want/benchPartitions+1)
+		s.parts[p] = make([]atomic.Bool, want/partitions+1)
 	}
 	return s
 }
