@@ -196,6 +196,7 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 		// A leader that moves while the request waits wakes it, and the
 		// next attempt refuses the partition (fetchWork.edge).
 		res.Expired = longpoll.Poll(ctx, s.clock, deadline, f.attempt, req.Parked)
+		f.unpark()
 		res.Fetches = s.fetchOutcomes(parts, f)
 	}
 	res.Partitions = f.answered(f.listed(req.Epoch, parts))

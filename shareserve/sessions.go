@@ -45,6 +45,9 @@ type SessionPartition struct {
 	// whose last fetch failed: an incremental response must include it even
 	// with nothing to say.
 	MustAppear bool
+	// seq is the partition's place in the session: partitions are in
+	// seq order, and the ready set keeps it (ready.go).
+	seq uint64
 }
 
 // session is one member's session. Its fields are guarded by Sessions.mu;
@@ -57,6 +60,11 @@ type session struct {
 	// epoch is the epoch the next request must carry.
 	epoch int32
 	parts []SessionPartition
+	// nextSeq is the seq of the next partition to join.
+	nextSeq uint64
+	// ready is what the session's fetches look at (ready.go); it is
+	// closed when the session ends.
+	ready *readySet
 }
 
 // Sessions holds the share sessions of every node; each node's are its
@@ -101,10 +109,12 @@ func (s *Sessions) open(key SessionKey, owner any, parts []TopicPartition) ([]Se
 	if n := s.byNode[key.Node]; !replacing && n >= s.max {
 		return nil, fmt.Errorf("%w: the broker holds %d share sessions (group.share.max.share.sessions)", ErrShareSessionLimit, n)
 	}
-	if !replacing {
+	if old := s.byKey[key]; old != nil {
+		old.ready.close()
+	} else {
 		s.byNode[key.Node]++
 	}
-	sess := &session{key: key, owner: owner, epoch: 1}
+	sess := &session{key: key, owner: owner, epoch: 1, ready: newReadySet()}
 	for _, tp := range parts {
 		sess.add(tp)
 	}
@@ -127,8 +137,11 @@ func (s *Sessions) advance(key SessionKey, epoch int32, added, forgotten []Topic
 	for _, tp := range added {
 		sess.add(tp)
 	}
-	for _, tp := range forgotten {
-		sess.parts = slices.DeleteFunc(sess.parts, func(p SessionPartition) bool { return p.TopicPartition == tp })
+	if len(forgotten) > 0 {
+		sess.parts = slices.DeleteFunc(sess.parts, func(p SessionPartition) bool { return slices.Contains(forgotten, p.TopicPartition) })
+		for _, tp := range forgotten {
+			sess.ready.forget(tp)
+		}
 	}
 	return slices.Clone(sess.parts), nil
 }
@@ -148,6 +161,16 @@ func (s *Sessions) fetchEpoch(key SessionKey, owner any, epoch int32, named, for
 	default:
 		return s.advance(key, epoch, named, forgotten)
 	}
+}
+
+// readyOf returns the ready set of key's session, nil without one.
+func (s *Sessions) readyOf(key SessionKey) *readySet {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess := s.byKey[key]; sess != nil {
+		return sess.ready
+	}
+	return nil
 }
 
 // ackEpoch checks a ShareAcknowledge's epoch (share-groups.md §3.2): 0
@@ -200,23 +223,39 @@ func (s *Sessions) checkLocked(key SessionKey, epoch int32) (*session, error) {
 }
 
 // responded records what the response to the session's last request said:
-// partitions that appeared lose their mark, failed ones get it.
+// partitions that appeared lose their mark, failed ones get it. A full
+// answer lists every partition, so a long list is looked up in a map, not
+// scanned once per partition.
 func (s *Sessions) responded(key SessionKey, appeared, failed []TopicPartition) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess := s.byKey[key]
-	if sess == nil {
+	if sess == nil || len(appeared)+len(failed) == 0 {
 		return
 	}
+	isAppeared, isFailed := memberOf(appeared), memberOf(failed)
 	for i := range sess.parts {
 		p := &sess.parts[i]
-		if slices.Contains(appeared, p.TopicPartition) {
+		if isAppeared(p.TopicPartition) {
 			p.MustAppear = false
 		}
-		if slices.Contains(failed, p.TopicPartition) {
+		if isFailed(p.TopicPartition) {
 			p.MustAppear = true
 		}
 	}
+}
+
+// memberOf returns a test of membership in tps: a scan for a few, a map
+// for many.
+func memberOf(tps []TopicPartition) func(TopicPartition) bool {
+	if len(tps) <= 8 {
+		return func(tp TopicPartition) bool { return slices.Contains(tps, tp) }
+	}
+	set := make(map[TopicPartition]struct{}, len(tps))
+	for _, tp := range tps {
+		set[tp] = struct{}{}
+	}
+	return func(tp TopicPartition) bool { _, ok := set[tp]; return ok }
 }
 
 // close removes key's session and returns its partitions, whose records the
@@ -229,6 +268,7 @@ func (s *Sessions) close(key SessionKey) []TopicPartition {
 		return nil
 	}
 	s.removeLocked(key)
+	sess.ready.close()
 	return sess.topicPartitions()
 }
 
@@ -255,6 +295,7 @@ func (s *Sessions) closedOwner(owner any) map[SessionKey][]TopicPartition {
 		}
 		closed[key] = sess.topicPartitions()
 		s.removeLocked(key)
+		sess.ready.close()
 		s.evicted[key.Node]++
 	}
 	return closed
@@ -287,13 +328,16 @@ func (s *Sessions) StatsOn(node int32) NodeStats {
 	return st
 }
 
+// add makes tp a partition of the session unless it is one; the ready
+// set tells whether it is, without a scan of the partitions.
 func (sess *session) add(tp TopicPartition) {
-	for i := range sess.parts {
-		if sess.parts[i].TopicPartition == tp {
-			return
-		}
+	if _, ok := sess.ready.seqOf(tp); ok {
+		return
 	}
-	sess.parts = append(sess.parts, SessionPartition{TopicPartition: tp, MustAppear: true})
+	seq := sess.nextSeq
+	sess.nextSeq++
+	sess.parts = append(sess.parts, SessionPartition{TopicPartition: tp, MustAppear: true, seq: seq})
+	sess.ready.add(tp, seq)
 }
 
 func (sess *session) topicPartitions() []TopicPartition {
