@@ -1,6 +1,7 @@
 package shareserve
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -64,10 +65,13 @@ type fetchWork struct {
 	// Set by plan: the session's ready set, the budget, and the order of
 	// acquisition: from the partition at startSeq on, in session order,
 	// then round to it (share-groups.md §2.7).
-	ready    *readySet
-	lim      Limits
-	startSeq uint64
-	maxSeq   uint64 // the last of the partitions plan was given
+	ready *readySet
+	// noneAppearing: no session partition is marked MustAppear, so an
+	// incremental answer need not look for them.
+	noneAppearing bool
+	lim           Limits
+	startSeq      uint64
+	maxSeq        uint64 // the last of the partitions plan was given
 	// taken is the current attempt's partitions to check; wake the
 	// channel the first attempt registered with the ready set (unpark
 	// removes it).
@@ -354,18 +358,39 @@ func (f *fetchWork) acquireFrom(r resolvedPartition, sp *sharepartition.SharePar
 // the session what it said (share-groups.md §2.4): a full answer (epoch 0)
 // lists every session partition; an incremental one only those with
 // records, an error, an acknowledgement result, or added since the last
-// answer. Partitions that carried acknowledgements always appear.
+// answer. Partitions that carried acknowledgements always appear. An
+// incremental answer is built from the answers and the partitions marked
+// to appear, ordered by their place in the session: it costs what it
+// lists (share-fetch-ready-set).
 func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartition {
 	var listed, failed []TopicPartition
-	for _, sp := range parts {
-		a := f.answers[sp.TopicPartition]
-		include := epoch == 0 || sp.MustAppear || (a != nil && (a.HasData() || a.Err != nil || a.Acked))
-		if !include {
-			continue
+	if epoch == 0 {
+		for _, sp := range parts {
+			listed = append(listed, sp.TopicPartition)
+			if a := f.answers[sp.TopicPartition]; a != nil && a.Err != nil {
+				failed = append(failed, sp.TopicPartition)
+			}
 		}
-		listed = append(listed, sp.TopicPartition)
-		if a != nil && a.Err != nil {
-			failed = append(failed, sp.TopicPartition)
+	} else {
+		var say []SessionPartition // seq and whether it failed (MustAppear)
+		for tp, a := range f.answers {
+			if (a.HasData() || a.Err != nil || a.Acked) && f.inSession(tp, a) {
+				say = append(say, SessionPartition{TopicPartition: tp, MustAppear: a.Err != nil, seq: a.seq})
+			}
+		}
+		if !f.noneAppearing {
+			for _, sp := range parts {
+				if a := f.answers[sp.TopicPartition]; sp.MustAppear && (a == nil || !(a.HasData() || a.Err != nil || a.Acked)) {
+					say = append(say, SessionPartition{TopicPartition: sp.TopicPartition, seq: sp.seq})
+				}
+			}
+		}
+		slices.SortFunc(say, func(a, b SessionPartition) int { return cmp.Compare(a.seq, b.seq) })
+		for _, sp := range say {
+			listed = append(listed, sp.TopicPartition)
+			if sp.MustAppear {
+				failed = append(failed, sp.TopicPartition)
+			}
 		}
 	}
 	appeared := slices.Clip(listed)
@@ -376,6 +401,16 @@ func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartiti
 	}
 	f.s.Sessions.responded(f.key, appeared, failed)
 	return listed
+}
+
+// inSession reports whether tp, answered a, is a partition of the session,
+// setting a's seq if it was not known (acknowledgements are answered
+// before the session's partitions are looked at).
+func (f *fetchWork) inSession(tp TopicPartition, a *Answer) bool {
+	if !a.inSession && f.ready != nil {
+		a.seq, a.inSession = f.ready.seqOf(tp)
+	}
+	return a.inSession
 }
 
 func unknownTopicID(id storage.TopicID) error {

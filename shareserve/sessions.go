@@ -1,6 +1,7 @@
 package shareserve
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -59,7 +60,14 @@ type session struct {
 	owner any
 	// epoch is the epoch the next request must carry.
 	epoch int32
+	// parts are never changed in place once returned (copy on write):
+	// requests read them without the lock, and none copies them.
 	parts []SessionPartition
+	// topics are the distinct topics of parts in order, and appearing
+	// counts the parts marked MustAppear; both are worked out when parts
+	// change (settled), not per request.
+	topics    []storage.TopicID
+	appearing int
 	// nextSeq is the seq of the next partition to join.
 	nextSeq uint64
 	// ready is what the session's fetches look at (ready.go); it is
@@ -103,11 +111,43 @@ func nextEpoch(e int32) int32 {
 // ErrShareSessionLimit when the key's node already holds the most sessions
 // allowed.
 func (s *Sessions) open(key SessionKey, owner any, parts []TopicPartition) ([]SessionPartition, error) {
+	v, err := s.openView(key, owner, parts)
+	return v.parts, err
+}
+
+// sessionView is a session as one request found it after its epoch: the
+// partitions (shared, read-only), their distinct topics, whether any must
+// appear, and the ready set.
+type sessionView struct {
+	parts     []SessionPartition
+	topics    []storage.TopicID
+	appearing bool
+	ready     *readySet
+}
+
+func (sess *session) view() sessionView {
+	return sessionView{parts: slices.Clip(sess.parts), topics: sess.topics, appearing: sess.appearing > 0, ready: sess.ready}
+}
+
+// settle works out topics and appearing after parts changed.
+func (sess *session) settle() {
+	sess.topics, sess.appearing = nil, 0
+	for _, p := range sess.parts {
+		if !slices.Contains(sess.topics, p.TopicID) {
+			sess.topics = append(sess.topics, p.TopicID)
+		}
+		if p.MustAppear {
+			sess.appearing++
+		}
+	}
+}
+
+func (s *Sessions) openView(key SessionKey, owner any, parts []TopicPartition) (sessionView, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, replacing := s.byKey[key]
 	if n := s.byNode[key.Node]; !replacing && n >= s.max {
-		return nil, fmt.Errorf("%w: the broker holds %d share sessions (group.share.max.share.sessions)", ErrShareSessionLimit, n)
+		return sessionView{}, fmt.Errorf("%w: the broker holds %d share sessions (group.share.max.share.sessions)", ErrShareSessionLimit, n)
 	}
 	if old := s.byKey[key]; old != nil {
 		old.ready.close()
@@ -118,8 +158,9 @@ func (s *Sessions) open(key SessionKey, owner any, parts []TopicPartition) ([]Se
 	for _, tp := range parts {
 		sess.add(tp)
 	}
+	sess.settle()
 	s.byKey[key] = sess
-	return slices.Clone(sess.parts), nil
+	return sess.view(), nil
 }
 
 // advance checks an incremental request's epoch (> 0), bumps it, adds the
@@ -127,23 +168,34 @@ func (s *Sessions) open(key SessionKey, owner any, parts []TopicPartition) ([]Se
 // in both lists ends up removed). It returns the session's partitions after
 // the change. The bump happens even if the request fails later.
 func (s *Sessions) advance(key SessionKey, epoch int32, added, forgotten []TopicPartition) ([]SessionPartition, error) {
+	v, err := s.advanceView(key, epoch, added, forgotten)
+	return v.parts, err
+}
+
+func (s *Sessions) advanceView(key SessionKey, epoch int32, added, forgotten []TopicPartition) (sessionView, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, err := s.checkLocked(key, epoch)
 	if err != nil {
-		return nil, err
+		return sessionView{}, err
 	}
 	sess.epoch = nextEpoch(sess.epoch)
+	n := len(sess.parts)
 	for _, tp := range added {
-		sess.add(tp)
+		sess.add(tp) // appends: what earlier requests hold is unchanged
 	}
-	if len(forgotten) > 0 {
-		sess.parts = slices.DeleteFunc(sess.parts, func(p SessionPartition) bool { return slices.Contains(forgotten, p.TopicPartition) })
-		for _, tp := range forgotten {
+	changed := len(sess.parts) != n
+	for _, tp := range forgotten {
+		if _, ok := sess.ready.seqOf(tp); ok {
+			sess.parts = slices.DeleteFunc(slices.Clone(sess.parts), func(p SessionPartition) bool { return p.TopicPartition == tp })
 			sess.ready.forget(tp)
+			changed = true
 		}
 	}
-	return slices.Clone(sess.parts), nil
+	if changed {
+		sess.settle()
+	}
+	return sess.view(), nil
 }
 
 // fetchEpoch applies a ShareFetch's epoch (share-groups.md §2.4): 0 opens
@@ -152,14 +204,14 @@ func (s *Sessions) advance(key SessionKey, epoch int32, added, forgotten []Topic
 // must be the expected epoch and adds named and drops forgotten
 // (advance). It returns the session's partitions after the change, none
 // for -1.
-func (s *Sessions) fetchEpoch(key SessionKey, owner any, epoch int32, named, forgotten []TopicPartition) ([]SessionPartition, error) {
+func (s *Sessions) fetchEpoch(key SessionKey, owner any, epoch int32, named, forgotten []TopicPartition) (sessionView, error) {
 	switch epoch {
 	case 0:
-		return s.open(key, owner, named)
+		return s.openView(key, owner, named)
 	case -1:
-		return nil, s.exists(key)
+		return sessionView{}, s.exists(key)
 	default:
-		return s.advance(key, epoch, named, forgotten)
+		return s.advanceView(key, epoch, named, forgotten)
 	}
 }
 
@@ -230,32 +282,43 @@ func (s *Sessions) responded(key SessionKey, appeared, failed []TopicPartition) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess := s.byKey[key]
-	if sess == nil || len(appeared)+len(failed) == 0 {
+	if sess == nil {
 		return
 	}
-	isAppeared, isFailed := memberOf(appeared), memberOf(failed)
-	for i := range sess.parts {
-		p := &sess.parts[i]
-		if isAppeared(p.TopicPartition) {
-			p.MustAppear = false
-		}
-		if isFailed(p.TopicPartition) {
-			p.MustAppear = true
+	copied := false
+	set := func(tps []TopicPartition, mark bool) {
+		for _, tp := range tps {
+			i := sess.indexOf(tp)
+			if i < 0 || sess.parts[i].MustAppear == mark {
+				continue
+			}
+			if !copied { // requests may hold the old slice
+				sess.parts, copied = slices.Clone(sess.parts), true
+			}
+			sess.parts[i].MustAppear = mark
+			if mark {
+				sess.appearing++
+			} else {
+				sess.appearing--
+			}
 		}
 	}
+	set(appeared, false)
+	set(failed, true)
 }
 
-// memberOf returns a test of membership in tps: a scan for a few, a map
-// for many.
-func memberOf(tps []TopicPartition) func(TopicPartition) bool {
-	if len(tps) <= 8 {
-		return func(tp TopicPartition) bool { return slices.Contains(tps, tp) }
+// indexOf returns tp's index in parts, or -1: parts are in seq order, and
+// the ready set knows tp's seq.
+func (sess *session) indexOf(tp TopicPartition) int {
+	seq, ok := sess.ready.seqOf(tp)
+	if !ok {
+		return -1
 	}
-	set := make(map[TopicPartition]struct{}, len(tps))
-	for _, tp := range tps {
-		set[tp] = struct{}{}
+	i, found := slices.BinarySearchFunc(sess.parts, seq, func(p SessionPartition, seq uint64) int { return cmp.Compare(p.seq, seq) })
+	if !found {
+		return -1
 	}
-	return func(tp TopicPartition) bool { _, ok := set[tp]; return ok }
+	return i
 }
 
 // close removes key's session and returns its partitions, whose records the
