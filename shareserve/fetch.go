@@ -75,8 +75,11 @@ type fetchWork struct {
 	// taken is the current attempt's partitions to check; wake the
 	// channel the first attempt registered with the ready set (unpark
 	// removes it).
-	taken     []*watchedPart
-	wake      chan<- struct{}
+	taken []*watchedPart
+	wake  chan<- struct{}
+	// afterLook, set by tests, runs after each look at a partition: a
+	// change made there must not be lost (share-fetch-ready-set).
+	afterLook func(TopicPartition)
 	unwatchFn func()
 	readBuf   *storage.ReadBuffer // nil: each read makes its own buffer
 }
@@ -296,6 +299,9 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 		r.part.FetchLock.pass(passStart, time.Now())
 		if f.edge != nil {
 			r.part.moving.RUnlock()
+		}
+		if f.afterLook != nil {
+			f.afterLook(r.tp)
 		}
 		if err != nil {
 			a.Err = err
