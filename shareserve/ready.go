@@ -129,16 +129,20 @@ func (rs *readySet) add(tp TopicPartition, seq uint64) {
 	rs.recheckLocked(w)
 }
 
-// forget removes tp from the set and ends its subscriptions.
-func (rs *readySet) forget(tp TopicPartition) {
+// forget removes tp from the set and ends its subscriptions; it reports
+// whether tp was in it.
+func (rs *readySet) forget(tp TopicPartition) bool {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if w := rs.byTP[tp]; w != nil {
-		delete(rs.byTP, tp)
-		rs.bySeq[w.seq] = nil
-		rs.bits[w.seq/64] &^= 1 << (w.seq % 64)
-		rs.dropLocked(w)
+	w := rs.byTP[tp]
+	if w == nil {
+		return false
 	}
+	delete(rs.byTP, tp)
+	rs.bySeq[w.seq] = nil
+	rs.bits[w.seq/64] &^= 1 << (w.seq % 64)
+	rs.dropLocked(w)
+	return true
 }
 
 // close ends every subscription of the session (closed, replaced, its

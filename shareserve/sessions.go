@@ -185,12 +185,21 @@ func (s *Sessions) advanceView(key SessionKey, epoch int32, added, forgotten []T
 		sess.add(tp) // appends: what earlier requests hold is unchanged
 	}
 	changed := len(sess.parts) != n
+	// A rebalance forgets many partitions at once: one copy, one pass.
+	gone := 0
 	for _, tp := range forgotten {
-		if _, ok := sess.ready.seqOf(tp); ok {
-			sess.parts = slices.DeleteFunc(slices.Clone(sess.parts), func(p SessionPartition) bool { return p.TopicPartition == tp })
-			sess.ready.forget(tp)
-			changed = true
+		if sess.ready.forget(tp) {
+			gone++
 		}
+	}
+	if gone > 0 {
+		kept := make([]SessionPartition, 0, len(sess.parts)-gone)
+		for _, p := range sess.parts {
+			if _, ok := sess.ready.seqOf(p.TopicPartition); ok {
+				kept = append(kept, p)
+			}
+		}
+		sess.parts, changed = kept, true
 	}
 	if changed {
 		sess.settle()
