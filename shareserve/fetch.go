@@ -194,7 +194,7 @@ func (f *fetchWork) attempt(wake chan<- struct{}) (done bool, unwatch func()) {
 // lookable reports whether this request may look at w: it is one of the
 // partitions plan was given (not refused, not joined since).
 func (f *fetchWork) lookable(w *watchedPart) bool {
-	if w.seq > f.maxSeq {
+	if w.seq.Load() > f.maxSeq {
 		return false
 	}
 	a := f.answers[w.tp]
@@ -220,7 +220,7 @@ func (f *fetchWork) resolve(w *watchedPart) (r resolvedPartition, err error) {
 	}
 	if err != nil {
 		a := f.answer(w.tp)
-		a.seq, a.inSession = w.seq, true
+		a.seq, a.inSession = w.seq.Load(), true
 		a.Err = err
 		f.ready.recheck(w) // answered again until it exists or leaves
 	}
@@ -279,7 +279,7 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 			continue
 		}
 		a := f.answer(r.tp)
-		a.seq, a.inSession = w.seq, true
+		a.seq, a.inSession = w.seq.Load(), true
 		log, sp := r.log, r.part.Share
 		if logStart := log.Offsets().LogStart; sp.StartOffset() < logStart {
 			sp.LogStartMoved(logStart, now) // rows 9 and §1.4: archive what retention removed

@@ -55,8 +55,9 @@ type watchedPart struct {
 	set *readySet
 	tp  TopicPartition
 	// seq orders the session's partitions as they joined it: the order
-	// of SessionPartition.seq.
-	seq      uint64
+	// of SessionPartition.seq. It is written under set.mu (renumber) and
+	// read without it by the fetch that looks.
+	seq      atomic.Uint64
 	ready    atomic.Bool
 	checking atomic.Bool
 	// Guarded by set.mu: what it is subscribed to (nil: nothing), and
@@ -97,7 +98,8 @@ func (rs *readySet) wakeLocked() {
 }
 
 func (rs *readySet) markLocked(w *watchedPart) {
-	rs.bits[w.seq/64] |= 1 << (w.seq % 64)
+	seq := w.seq.Load()
+	rs.bits[seq/64] |= 1 << (seq % 64)
 	w.ready.Store(true)
 }
 
@@ -116,7 +118,8 @@ func (rs *readySet) add(tp TopicPartition, seq uint64) {
 	if rs.closed || rs.byTP[tp] != nil {
 		return
 	}
-	w := &watchedPart{set: rs, tp: tp, seq: seq}
+	w := &watchedPart{set: rs, tp: tp}
+	w.seq.Store(seq)
 	rs.byTP[tp] = w
 	for uint64(len(rs.bySeq)) <= seq {
 		rs.bySeq = append(rs.bySeq, nil)
@@ -139,8 +142,9 @@ func (rs *readySet) forget(tp TopicPartition) bool {
 		return false
 	}
 	delete(rs.byTP, tp)
-	rs.bySeq[w.seq] = nil
-	rs.bits[w.seq/64] &^= 1 << (w.seq % 64)
+	seq := w.seq.Load()
+	rs.bySeq[seq] = nil
+	rs.bits[seq/64] &^= 1 << (seq % 64)
 	rs.dropLocked(w)
 	return true
 }
@@ -162,6 +166,25 @@ func (rs *readySet) close() {
 func (rs *readySet) dropLocked(w *watchedPart) {
 	w.gone = true
 	rs.subscribeLocked(w, nil, nil)
+}
+
+// renumber gives each partition of parts its seq there, keeping its
+// marks (Sessions.renumberIfSparse).
+func (rs *readySet) renumber(parts []SessionPartition) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	bySeq := make([]*watchedPart, len(parts))
+	bits := make([]uint64, (len(parts)+63)/64)
+	for i, p := range parts {
+		w := rs.byTP[p.TopicPartition]
+		old := w.seq.Load()
+		w.seq.Store(p.seq)
+		bySeq[i] = w
+		if rs.bits[old/64]&(1<<(old%64)) != 0 {
+			bits[p.seq/64] |= 1 << (p.seq % 64)
+		}
+	}
+	rs.bySeq, rs.bits = bySeq, bits
 }
 
 // subscribe makes w's subscriptions those of log and part (nil: none),
@@ -305,7 +328,7 @@ func (rs *readySet) seqOf(tp TopicPartition) (uint64, bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	if w := rs.byTP[tp]; w != nil {
-		return w.seq, true
+		return w.seq.Load(), true
 	}
 	return 0, false
 }

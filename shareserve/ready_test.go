@@ -210,3 +210,46 @@ func TestReadySetAttemptSkipsIdlePartitions(t *testing.T) {
 		before = passes()
 	}
 }
+
+// share-fetch-ready-set: a session whose partitions come and go (each
+// rebalance forgets some and adds others) keeps its ready set in
+// proportion to what it holds, and a partition marked ready before the
+// partitions were renumbered is still looked at after.
+func TestReadySetStaysInProportionToTheSession(t *testing.T) {
+	f := newFixture(t, 8)
+	key, parts := f.open(t, "m1", 8)
+	f.fetchOnce(key, parts, 0, wide) // every partition looked at: none ready
+	epoch := int32(1)
+	for range 100 {
+		var err error
+		// Forget 0-3 and add them back: four new seqs each time.
+		if _, err = f.s.Sessions.advance(key, epoch, nil, []TopicPartition{f.tp(0), f.tp(1), f.tp(2), f.tp(3)}); err != nil {
+			t.Fatal(err)
+		}
+		epoch++
+		if parts, err = f.s.Sessions.advance(key, epoch, []TopicPartition{f.tp(0), f.tp(1), f.tp(2), f.tp(3)}, nil); err != nil {
+			t.Fatal(err)
+		}
+		epoch++
+		f.fetchOnce(key, parts, epoch-1, wide)
+	}
+	rs := f.s.Sessions.readyOf(key)
+	rs.mu.Lock()
+	size := len(rs.bySeq)
+	rs.mu.Unlock()
+	if size > 2*8+64+4 {
+		t.Fatalf("the ready set indexes %d seqs for 8 partitions after 400 additions", size)
+	}
+	f.produce(t, 6, 2) // partition 6 never left: marked ready now
+	if _, err := f.s.Sessions.advance(key, epoch, nil, []TopicPartition{f.tp(0)}); err != nil {
+		t.Fatal(err)
+	}
+	epoch++
+	parts, err := f.s.Sessions.advance(key, epoch, []TopicPartition{f.tp(0)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ranges(f.fetchOnce(key, parts, epoch, wide).Answer(f.tp(6))); !slices.Equal(got, [][3]int64{{0, 1, 1}}) {
+		t.Fatalf("partition 6 acquired %v after the churn, want 0-1", got)
+	}
+}

@@ -200,6 +200,7 @@ func (s *Sessions) advanceView(key SessionKey, epoch int32, added, forgotten []T
 			}
 		}
 		sess.parts, changed = kept, true
+		sess.renumberIfSparse()
 	}
 	if changed {
 		sess.settle()
@@ -314,6 +315,22 @@ func (s *Sessions) responded(key SessionKey, appeared, failed []TopicPartition) 
 	}
 	set(appeared, false)
 	set(failed, true)
+}
+
+// renumberIfSparse gives the partitions seqs 0, 1, ... again once
+// forgotten ones have left more gaps than partitions, so the ready set's
+// index by seq stays in proportion to the session, however many
+// rebalances it has seen. The order is unchanged.
+func (sess *session) renumberIfSparse() {
+	if sess.nextSeq <= 2*uint64(len(sess.parts))+64 {
+		return
+	}
+	parts := slices.Clone(sess.parts) // requests may hold the old slice
+	for i := range parts {
+		parts[i].seq = uint64(i)
+	}
+	sess.parts, sess.nextSeq = parts, uint64(len(parts))
+	sess.ready.renumber(parts)
 }
 
 // indexOf returns tp's index in parts, or -1: parts are in seq order, and
