@@ -246,6 +246,10 @@ func startSharebrokerProcessHTTP(tb testing.TB, withHTTP bool, extra ...string) 
 				tb.Fatal(err)
 			}
 			args = append(args, "--http", httpAddr)
+		} else {
+			// No HTTP listener: its default port is one for the whole
+			// machine, and a child that finds it taken exits.
+			args = append(args, "--http", "")
 		}
 		cmd := exec.Command(bin, args...)
 		cmd.Stderr = os.Stderr

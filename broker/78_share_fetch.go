@@ -25,7 +25,9 @@ package broker
 //     partition applies the acquire mode, the in-flight limit and
 //     throttling). Each partition returns exactly the stored batches that
 //     hold its acquired ranges. The group's config is read once per
-//     request, so a change applies from the next request.
+//     request, so a change applies from the next request. Only the
+//     session's partitions that may give something are looked at
+//     (share-groups.md share-fetch-ready-set); the answer is the same.
 //   - Nothing acquired and no error: the request waits up to MaxWaitMs on
 //     the broker clock, woken by appends to a session partition's log and
 //     by records becoming acquirable (acknowledgement, release, lock

@@ -1,6 +1,7 @@
 package shareserve
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -23,10 +24,15 @@ type Answer struct {
 	// ackDenied: the acknowledgements were refused before anything was
 	// checked (no READ on the topic), so they count nowhere.
 	ackDenied bool
+	// seq is the partition's place in the session when inSession is set
+	// (SessionPartition.seq); listed orders an incremental answer by it.
+	seq       uint64
+	inSession bool
 }
 
-// HasData reports whether the partition acquired records.
-func (a *Answer) HasData() bool { return len(a.Ranges) > 0 }
+// HasData reports whether the partition acquired records (a nil Answer:
+// nothing happened to it).
+func (a *Answer) HasData() bool { return a != nil && len(a.Ranges) > 0 }
 
 // Limits bound the acquisition of one ShareFetch.
 type Limits struct {
@@ -56,18 +62,29 @@ type fetchWork struct {
 	// waits); its error answers the partition.
 	edge Edge
 
-	// Set by Plan.
-	order []SessionPartition
-	lim   Limits
-	// Of the current attempt: the session partitions resolved (in order),
-	// and the wake channel registered with their logs and share partitions.
-	resolved  []resolvedPartition
-	wake      chan<- struct{}
+	// Set by plan: the session's ready set, the budget, and the order of
+	// acquisition: from the partition at startSeq on, in session order,
+	// then round to it (share-groups.md §2.7).
+	ready *readySet
+	// noneAppearing: no session partition is marked MustAppear, so an
+	// incremental answer need not look for them.
+	noneAppearing bool
+	lim           Limits
+	startSeq      uint64
+	maxSeq        uint64 // the last of the partitions plan was given
+	// taken is the current attempt's partitions to check; wake the
+	// channel the first attempt registered with the ready set (unpark
+	// removes it).
+	taken []*watchedPart
+	wake  chan<- struct{}
+	// afterLook, set by tests, runs after each look at a partition: a
+	// change made there must not be lost (share-fetch-ready-set).
+	afterLook func(TopicPartition)
 	unwatchFn func()
 	readBuf   *storage.ReadBuffer // nil: each read makes its own buffer
 }
 
-// resolvedPartition is a session partition as one attempt found it; t and
+// resolvedPartition is a session partition as an attempt found it; t and
 // log are nil when the topic or partition does not exist.
 type resolvedPartition struct {
 	tp   TopicPartition
@@ -86,7 +103,7 @@ func (s *Service) newFetch(key SessionKey, cfg group.ShareGroupConfig) *fetchWor
 		readCommitted: cfg.IsolationLevel == group.ReadCommitted,
 		answers:       make(map[TopicPartition]*Answer),
 	}
-	f.unwatchFn = f.unwatch
+	f.unwatchFn = func() {} // the registration lasts the request: unpark
 	return f
 }
 
@@ -130,77 +147,139 @@ func (f *fetchWork) refuse(tp TopicPartition, err error) {
 	f.refused = true
 }
 
-// plan readies acquisition from the session partitions within lim. The
-// starting partition rotates with the session epoch, so MaxRecords is not
-// always spent on the same partition first (share-groups.md §2.7). It
+// plan readies acquisition from the session partitions parts within lim.
+// The starting partition rotates with the session epoch, so MaxRecords is
+// not always spent on the same partition first (share-groups.md §2.7). It
 // reports false when there is nothing to acquire for: no partitions, no
 // records or no bytes wanted; then the request neither acquires nor waits.
+// Attempts look only at the session's ready partitions among parts
+// (share-fetch-ready-set), in the order the rotation gives them.
 func (f *fetchWork) plan(parts []SessionPartition, epoch int32, lim Limits) bool {
 	if len(parts) == 0 || lim.MaxRecords <= 0 || lim.MaxBytes <= 0 {
 		return false
 	}
-	start := int(uint32(epoch) % uint32(len(parts)))
-	f.order = append(append(make([]SessionPartition, 0, len(parts)), parts[start:]...), parts[:start]...)
+	if f.ready == nil {
+		if f.ready = f.s.Sessions.readyOf(f.key); f.ready == nil {
+			return false // the session ended meanwhile
+		}
+	}
+	f.startSeq = parts[int(uint32(epoch)%uint32(len(parts)))].seq
+	f.maxSeq = parts[len(parts)-1].seq
 	f.lim = lim
-	f.resolved = make([]resolvedPartition, len(parts))
 	return true
 }
 
-// attempt is one long-poll attempt, shaped for longpoll.Poll: it registers wake with the log and the share partition of every
-// session partition (creating share state on first use) before it looks,
-// so an append, acknowledgement, release or lock expiry in between still
-// wakes the poll, then acquires once. It is done when anything was
-// acquired or any partition failed; unwatch unregisters wake. Once records
-// are acquired they are locked and must go out now, so MinBytes is treated
-// as met.
+// attempt is one long-poll attempt, shaped for longpoll.Poll
+// (share-fetch-ready-set). The first registers wake with the session's
+// ready set, for the whole request. Each then resolves the partitions
+// marked to check (new to the session, or changed since), answering a
+// partition that does not exist, creating share state on first use and
+// subscribing the session to the log and the share partition; then it
+// walks the ready partitions in rotated order, acquiring, until the budget
+// is spent. Marks are cleared before the look, so an append,
+// acknowledgement, release or lock expiry in between marks the partition
+// again and wakes the poll. It is done when anything was acquired or any
+// partition failed. Once records are acquired they are locked and must go
+// out now, so MinBytes is treated as met.
 func (f *fetchWork) attempt(wake chan<- struct{}) (done bool, unwatch func()) {
-	f.wake = wake
-	for i, sp := range f.order {
-		r := resolvedPartition{tp: sp.TopicPartition}
-		if r.t = f.s.store.TopicByID(sp.TopicID); r.t != nil {
-			if r.log = r.t.Partition(sp.Partition); r.log != nil {
-				r.part = f.s.Get(f.key.Group, r.t, r.log)
-				r.log.Watch(wake)
-				r.part.waiters.Watch(wake)
-			}
-		}
-		f.resolved[i] = r
+	if f.wake == nil {
+		f.wake = wake
+		f.ready.park(wake)
 	}
-	acquired, failed := f.acquireOnce()
-	return acquired || failed, f.unwatchFn
+	failed := f.checkChanged()
+	acquired, acquireFailed := f.acquireOnce()
+	return acquired || failed || acquireFailed, f.unwatchFn
 }
 
-func (f *fetchWork) unwatch() {
-	for _, r := range f.resolved {
-		if r.part != nil {
-			r.log.Unwatch(f.wake)
-			r.part.waiters.Unwatch(f.wake)
+// lookable reports whether this request may look at w: it is one of the
+// partitions plan was given (not refused, not joined since).
+func (f *fetchWork) lookable(w *watchedPart) bool {
+	if w.seq.Load() > f.maxSeq {
+		return false
+	}
+	a := f.answers[w.tp]
+	return a == nil || a.Err == nil
+}
+
+// resolve finds w's topic, log and share partition (made on first use) and
+// subscribes the session to them, or to nothing when the partition does
+// not exist; then it answers that partition's error.
+func (f *fetchWork) resolve(w *watchedPart) (r resolvedPartition, err error) {
+	r.tp = w.tp
+	if r.t = f.s.store.TopicByID(w.tp.TopicID); r.t != nil {
+		if r.log = r.t.Partition(w.tp.Partition); r.log != nil {
+			r.part = f.s.Get(f.key.Group, r.t, r.log)
 		}
+	}
+	f.ready.subscribe(w, r.log, r.part)
+	switch {
+	case r.t == nil:
+		err = unknownTopicID(w.tp.TopicID)
+	case r.log == nil:
+		err = unknownPartition(r.t, w.tp.Partition)
+	}
+	if err != nil {
+		a := f.answer(w.tp)
+		a.seq, a.inSession = w.seq.Load(), true
+		a.Err = err
+		f.ready.recheck(w) // answered again until it exists or leaves
+	}
+	return r, err
+}
+
+// checkChanged resolves the partitions marked to check, whatever the
+// budget: those new to the session get their share state now, as the
+// first fetch that names them made it, and one that does not exist (or no
+// longer) is answered so. It reports whether any failed.
+func (f *fetchWork) checkChanged() (failed bool) {
+	f.taken = f.ready.takeChecks(f.taken)
+	for _, w := range f.taken {
+		if !f.lookable(w) {
+			f.ready.recheck(w)
+			continue
+		}
+		if _, err := f.resolve(w); err != nil {
+			failed = true
+		}
+	}
+	return failed
+}
+
+// unpark ends the registration the first attempt made.
+func (f *fetchWork) unpark() {
+	if f.wake != nil {
+		f.ready.unpark(f.wake)
 	}
 }
 
-// acquireOnce makes one pass over the resolved partitions in order,
-// acquiring up to MaxRecords and MaxBytes in all. It reports whether
-// anything was acquired and whether any partition failed.
+// acquireOnce walks the ready partitions in rotated order, acquiring up
+// to MaxRecords and MaxBytes in all; the walk ends where the budget does,
+// and what it did not reach stays ready. A partition that gives records
+// stays ready (it may have more); one that gives nothing leaves the set
+// until its next change. It reports whether anything was acquired and
+// whether any partition failed.
 func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 	remaining := int64(f.lim.MaxRecords)
 	bytesLeft := f.lim.MaxBytes
 	now := f.s.clock.Now()
-	for _, r := range f.resolved {
-		a := f.answer(r.tp)
-		switch {
-		case r.t == nil:
-			a.Err = unknownTopicID(r.tp.TopicID)
-		case r.log == nil:
-			a.Err = unknownPartition(r.t, r.tp.Partition)
+	walk := readyWalk{rs: f.ready, start: f.startSeq, next: f.startSeq}
+	var skipped []*watchedPart
+	for remaining > 0 && bytesLeft > 0 {
+		w := walk.take()
+		if w == nil {
+			break
 		}
-		if a.Err != nil {
+		if !f.lookable(w) {
+			skipped = append(skipped, w)
+			continue
+		}
+		r, err := f.resolve(w)
+		if err != nil {
 			failed = true
 			continue
 		}
-		if remaining <= 0 || bytesLeft <= 0 {
-			continue
-		}
+		a := f.answer(r.tp)
+		a.seq, a.inSession = w.seq.Load(), true
 		log, sp := r.log, r.part.Share
 		if logStart := log.Offsets().LogStart; sp.StartOffset() < logStart {
 			sp.LogStartMoved(logStart, now) // rows 9 and §1.4: archive what retention removed
@@ -211,6 +290,7 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 				r.part.moving.RUnlock()
 				a.Err = err
 				failed = true
+				f.ready.restore(w)
 				continue
 			}
 		}
@@ -220,14 +300,19 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 		if f.edge != nil {
 			r.part.moving.RUnlock()
 		}
+		if f.afterLook != nil {
+			f.afterLook(r.tp)
+		}
 		if err != nil {
 			a.Err = err
 			failed = true
+			f.ready.restore(w)
 			continue
 		}
 		if len(got) == 0 {
-			continue
+			continue // nothing acquirable: it leaves the ready set
 		}
+		f.ready.restore(w)
 		a.Ranges = append(a.Ranges, got...)
 		a.Records = r.log.ReadRangeInto(a.Ranges[0].FirstOffset, a.Ranges[len(a.Ranges)-1].LastOffset, f.readBuf)
 		for _, rg := range got {
@@ -235,6 +320,9 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 		}
 		bytesLeft -= int64(a.Records.Len())
 		acquired = true
+	}
+	for _, w := range skipped {
+		f.ready.restore(w)
 	}
 	return acquired, failed
 }
@@ -276,18 +364,39 @@ func (f *fetchWork) acquireFrom(r resolvedPartition, sp *sharepartition.SharePar
 // the session what it said (share-groups.md §2.4): a full answer (epoch 0)
 // lists every session partition; an incremental one only those with
 // records, an error, an acknowledgement result, or added since the last
-// answer. Partitions that carried acknowledgements always appear.
+// answer. Partitions that carried acknowledgements always appear. An
+// incremental answer is built from the answers and the partitions marked
+// to appear, ordered by their place in the session: it costs what it
+// lists (share-fetch-ready-set).
 func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartition {
 	var listed, failed []TopicPartition
-	for _, sp := range parts {
-		a := f.answers[sp.TopicPartition]
-		include := epoch == 0 || sp.MustAppear || (a != nil && (a.HasData() || a.Err != nil || a.Acked))
-		if !include {
-			continue
+	if epoch == 0 {
+		for _, sp := range parts {
+			listed = append(listed, sp.TopicPartition)
+			if a := f.answers[sp.TopicPartition]; a != nil && a.Err != nil {
+				failed = append(failed, sp.TopicPartition)
+			}
 		}
-		listed = append(listed, sp.TopicPartition)
-		if a != nil && a.Err != nil {
-			failed = append(failed, sp.TopicPartition)
+	} else {
+		var say []SessionPartition // seq and whether it failed (MustAppear)
+		for tp, a := range f.answers {
+			if (a.HasData() || a.Err != nil || a.Acked) && f.inSession(tp, a) {
+				say = append(say, SessionPartition{TopicPartition: tp, MustAppear: a.Err != nil, seq: a.seq})
+			}
+		}
+		if !f.noneAppearing {
+			for _, sp := range parts {
+				if a := f.answers[sp.TopicPartition]; sp.MustAppear && (a == nil || !(a.HasData() || a.Err != nil || a.Acked)) {
+					say = append(say, SessionPartition{TopicPartition: sp.TopicPartition, seq: sp.seq})
+				}
+			}
+		}
+		slices.SortFunc(say, func(a, b SessionPartition) int { return cmp.Compare(a.seq, b.seq) })
+		for _, sp := range say {
+			listed = append(listed, sp.TopicPartition)
+			if sp.MustAppear {
+				failed = append(failed, sp.TopicPartition)
+			}
 		}
 	}
 	appeared := slices.Clip(listed)
@@ -298,6 +407,16 @@ func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartiti
 	}
 	f.s.Sessions.responded(f.key, appeared, failed)
 	return listed
+}
+
+// inSession reports whether tp, answered a, is a partition of the session,
+// setting a's seq if it was not known (acknowledgements are answered
+// before the session's partitions are looked at).
+func (f *fetchWork) inSession(tp TopicPartition, a *Answer) bool {
+	if !a.inSession && f.ready != nil {
+		a.seq, a.inSession = f.ready.seqOf(tp)
+	}
+	return a.inSession
 }
 
 func unknownTopicID(id storage.TopicID) error {

@@ -93,6 +93,7 @@ func (f *fixture) fetchOnce(key SessionKey, parts []SessionPartition, epoch int3
 	fetch := f.s.newFetch(key, testGroupConfig())
 	if fetch.plan(parts, epoch, lim) {
 		attempt(fetch, make(chan struct{}, 1))
+		fetch.unpark()
 	}
 	return fetch
 }

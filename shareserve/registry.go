@@ -260,6 +260,10 @@ func (s *Service) GroupConfigChanged(groupID string) error {
 		if err := kp.Part.Share.SetConfig(s.partitionConfig(kp.Key, cfg, kp.Part)); err != nil {
 			errs = append(errs, fmt.Errorf("share partition %x-%d: %w", kp.Key.TopicID, kp.Key.Partition, err))
 		}
+		// A larger in-flight limit or another isolation level may make
+		// records acquirable: the sessions look again
+		// (share-fetch-ready-set).
+		kp.Part.waiters.Notify()
 	}
 	return errors.Join(errs...)
 }
@@ -306,12 +310,24 @@ func (s *Service) Groups() []string {
 // DropGroup forgets every share partition of a deleted group.
 func (s *Service) DropGroup(groupID string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
+	var dropped []*Partition
 	for key, p := range s.byKey {
 		if key.Group == groupID {
 			delete(s.byKey, key)
 			s.droppedLocked(key, p)
+			dropped = append(dropped, p)
 		}
+	}
+	s.mu.Unlock()
+	lookAgain(dropped)
+}
+
+// lookAgain tells the sessions subscribed to dropped share partitions, so
+// their next fetch resolves the partition again and makes its state anew
+// (share-fetch-ready-set).
+func lookAgain(dropped []*Partition) {
+	for _, p := range dropped {
+		p.waiters.Notify()
 	}
 }
 
@@ -330,16 +346,17 @@ func (s *Service) droppedLocked(key Key, p *Partition) {
 // how many there were.
 func (s *Service) DropTopic(groupID string, topicID storage.TopicID) int {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
+	var dropped []*Partition
 	for key, p := range s.byKey {
 		if key.Group == groupID && key.TopicID == topicID {
 			delete(s.byKey, key)
 			s.droppedLocked(key, p)
-			n++
+			dropped = append(dropped, p)
 		}
 	}
-	return n
+	s.mu.Unlock()
+	lookAgain(dropped)
+	return len(dropped)
 }
 
 // closeSession closes key's session, if any, and releases what its member

@@ -3,6 +3,7 @@ package shareserve
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -128,7 +129,8 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 	for i := range req.Partitions {
 		named[i] = req.Partitions[i].TopicPartition
 	}
-	parts, err := s.Sessions.fetchEpoch(req.Key, req.Owner, req.Epoch, named, req.Forgotten)
+	view, err := s.Sessions.fetchEpoch(req.Key, req.Owner, req.Epoch, named, req.Forgotten)
+	parts := view.parts
 	if errors.Is(err, ErrShareSessionLimit) {
 		longpoll.Sleep(ctx, s.clock, req.MaxWait) // then answer the limit
 	}
@@ -140,10 +142,11 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 	res := FetchResult{LockDuration: cfg.RecordLockDuration}
 	f := s.newFetch(req.Key, cfg)
 	f.readBuf = req.ReadBuf
+	f.ready, f.noneAppearing = view.ready, !view.appearing
 	// READ on each topic of the session, checked on every request as
 	// Kafka does; a refused partition answers the edge's error, and so do
 	// its acknowledgements.
-	denied := s.readDenied(req.Requester, named, parts)
+	denied := s.readDenied(req.Requester, named, view.topics)
 	now := s.clock.Now()
 	for _, p := range req.Partitions {
 		if len(p.Acks) == 0 {
@@ -186,6 +189,8 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 		}
 		if err != nil && f.Answer(sp.TopicPartition) == nil {
 			f.refuse(sp.TopicPartition, err)
+			a := f.answer(sp.TopicPartition)
+			a.seq, a.inSession = sp.seq, true
 		}
 	}
 	if f.plan(ours, req.Epoch, fetchLimits(req)) {
@@ -196,7 +201,8 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 		// A leader that moves while the request waits wakes it, and the
 		// next attempt refuses the partition (fetchWork.edge).
 		res.Expired = longpoll.Poll(ctx, s.clock, deadline, f.attempt, req.Parked)
-		res.Fetches = s.fetchOutcomes(parts, f)
+		f.unpark()
+		res.Fetches = s.fetchOutcomes(view.topics, f)
 	}
 	res.Partitions = f.answered(f.listed(req.Epoch, parts))
 	return res
@@ -243,9 +249,9 @@ func (d deniedTopics) of(id storage.TopicID) error {
 	return nil
 }
 
-// readDenied asks the edge about READ on each topic among named and parts,
-// once per topic, in order.
-func (s *Service) readDenied(requester any, named []TopicPartition, parts []SessionPartition) deniedTopics {
+// readDenied asks the edge about READ on each topic among named and the
+// session's topics, once per topic, in order.
+func (s *Service) readDenied(requester any, named []TopicPartition, topics []storage.TopicID) deniedTopics {
 	if s.edge == nil {
 		return nil
 	}
@@ -255,9 +261,9 @@ func (s *Service) readDenied(requester any, named []TopicPartition, parts []Sess
 			denied = s.authorizeRead(denied, requester, tp.TopicID)
 		}
 	}
-	for i, sp := range parts {
-		if !seenIn(named, sp.TopicID) && !seenSession(parts[:i], sp.TopicID) {
-			denied = s.authorizeRead(denied, requester, sp.TopicID)
+	for _, id := range topics {
+		if !seenIn(named, id) {
+			denied = s.authorizeRead(denied, requester, id)
 		}
 	}
 	return denied
@@ -281,15 +287,6 @@ func seenIn(tps []TopicPartition, id storage.TopicID) bool {
 	return false
 }
 
-func seenSession(parts []SessionPartition, id storage.TopicID) bool {
-	for i := range parts {
-		if parts[i].TopicID == id {
-			return true
-		}
-	}
-	return false
-}
-
 // answered pairs each listed partition with what it answers.
 func (f *fetchWork) answered(listed []TopicPartition) []PartitionAnswer {
 	out := make([]PartitionAnswer, len(listed))
@@ -304,23 +301,22 @@ func (f *fetchWork) answered(listed []TopicPartition) []PartitionAnswer {
 
 // fetchOutcomes counts one ShareFetch that went on to acquire (Kafka's
 // SharePartitionManager.processShareFetch): once for each existing topic
-// among the partitions it fetched, as failed when one of the topic's
-// partitions answered an error.
-func (s *Service) fetchOutcomes(parts []SessionPartition, f *fetchWork) []TopicOutcome {
+// among the session partitions it fetched (topics, in order), as failed
+// when one of the topic's session partitions answered an error. Only
+// partitions with an error can fail a topic, so the answers are read, not
+// the session.
+func (s *Service) fetchOutcomes(topics []storage.TopicID, f *fetchWork) []TopicOutcome {
+	var failed []storage.TopicID
+	for tp, a := range f.answers {
+		if a.Err != nil && f.inSession(tp, a) && !slices.Contains(failed, tp.TopicID) {
+			failed = append(failed, tp.TopicID)
+		}
+	}
 	var out []TopicOutcome
-	for i := range parts {
-		id := parts[i].TopicID
-		if seenSession(parts[:i], id) || s.store.TopicByID(id) == nil {
-			continue
+	for _, id := range topics {
+		if s.store.TopicByID(id) != nil {
+			out = append(out, TopicOutcome{TopicID: id, Failed: slices.Contains(failed, id)})
 		}
-		failed := false
-		for j := i; j < len(parts) && !failed; j++ {
-			if parts[j].TopicID == id {
-				a := f.Answer(parts[j].TopicPartition)
-				failed = a != nil && a.Err != nil
-			}
-		}
-		out = append(out, TopicOutcome{TopicID: id, Failed: failed})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package shareserve
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -45,6 +46,9 @@ type SessionPartition struct {
 	// whose last fetch failed: an incremental response must include it even
 	// with nothing to say.
 	MustAppear bool
+	// seq is the partition's place in the session: partitions are in
+	// seq order, and the ready set keeps it (ready.go).
+	seq uint64
 }
 
 // session is one member's session. Its fields are guarded by Sessions.mu;
@@ -56,7 +60,19 @@ type session struct {
 	owner any
 	// epoch is the epoch the next request must carry.
 	epoch int32
+	// parts are never changed in place once returned (copy on write):
+	// requests read them without the lock, and none copies them.
 	parts []SessionPartition
+	// topics are the distinct topics of parts in order, and appearing
+	// counts the parts marked MustAppear; both are worked out when parts
+	// change (settled), not per request.
+	topics    []storage.TopicID
+	appearing int
+	// nextSeq is the seq of the next partition to join.
+	nextSeq uint64
+	// ready is what the session's fetches look at (ready.go); it is
+	// closed when the session ends.
+	ready *readySet
 }
 
 // Sessions holds the share sessions of every node; each node's are its
@@ -95,21 +111,56 @@ func nextEpoch(e int32) int32 {
 // ErrShareSessionLimit when the key's node already holds the most sessions
 // allowed.
 func (s *Sessions) open(key SessionKey, owner any, parts []TopicPartition) ([]SessionPartition, error) {
+	v, err := s.openView(key, owner, parts)
+	return v.parts, err
+}
+
+// sessionView is a session as one request found it after its epoch: the
+// partitions (shared, read-only), their distinct topics, whether any must
+// appear, and the ready set.
+type sessionView struct {
+	parts     []SessionPartition
+	topics    []storage.TopicID
+	appearing bool
+	ready     *readySet
+}
+
+func (sess *session) view() sessionView {
+	return sessionView{parts: slices.Clip(sess.parts), topics: sess.topics, appearing: sess.appearing > 0, ready: sess.ready}
+}
+
+// settle works out topics and appearing after parts changed.
+func (sess *session) settle() {
+	sess.topics, sess.appearing = nil, 0
+	for _, p := range sess.parts {
+		if !slices.Contains(sess.topics, p.TopicID) {
+			sess.topics = append(sess.topics, p.TopicID)
+		}
+		if p.MustAppear {
+			sess.appearing++
+		}
+	}
+}
+
+func (s *Sessions) openView(key SessionKey, owner any, parts []TopicPartition) (sessionView, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	_, replacing := s.byKey[key]
 	if n := s.byNode[key.Node]; !replacing && n >= s.max {
-		return nil, fmt.Errorf("%w: the broker holds %d share sessions (group.share.max.share.sessions)", ErrShareSessionLimit, n)
+		return sessionView{}, fmt.Errorf("%w: the broker holds %d share sessions (group.share.max.share.sessions)", ErrShareSessionLimit, n)
 	}
-	if !replacing {
+	if old := s.byKey[key]; old != nil {
+		old.ready.close()
+	} else {
 		s.byNode[key.Node]++
 	}
-	sess := &session{key: key, owner: owner, epoch: 1}
+	sess := &session{key: key, owner: owner, epoch: 1, ready: newReadySet()}
 	for _, tp := range parts {
 		sess.add(tp)
 	}
+	sess.settle()
 	s.byKey[key] = sess
-	return slices.Clone(sess.parts), nil
+	return sess.view(), nil
 }
 
 // advance checks an incremental request's epoch (> 0), bumps it, adds the
@@ -117,20 +168,44 @@ func (s *Sessions) open(key SessionKey, owner any, parts []TopicPartition) ([]Se
 // in both lists ends up removed). It returns the session's partitions after
 // the change. The bump happens even if the request fails later.
 func (s *Sessions) advance(key SessionKey, epoch int32, added, forgotten []TopicPartition) ([]SessionPartition, error) {
+	v, err := s.advanceView(key, epoch, added, forgotten)
+	return v.parts, err
+}
+
+func (s *Sessions) advanceView(key SessionKey, epoch int32, added, forgotten []TopicPartition) (sessionView, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess, err := s.checkLocked(key, epoch)
 	if err != nil {
-		return nil, err
+		return sessionView{}, err
 	}
 	sess.epoch = nextEpoch(sess.epoch)
+	n := len(sess.parts)
 	for _, tp := range added {
-		sess.add(tp)
+		sess.add(tp) // appends: what earlier requests hold is unchanged
 	}
+	changed := len(sess.parts) != n
+	// A rebalance forgets many partitions at once: one copy, one pass.
+	gone := 0
 	for _, tp := range forgotten {
-		sess.parts = slices.DeleteFunc(sess.parts, func(p SessionPartition) bool { return p.TopicPartition == tp })
+		if sess.ready.forget(tp) {
+			gone++
+		}
 	}
-	return slices.Clone(sess.parts), nil
+	if gone > 0 {
+		kept := make([]SessionPartition, 0, len(sess.parts)-gone)
+		for _, p := range sess.parts {
+			if _, ok := sess.ready.seqOf(p.TopicPartition); ok {
+				kept = append(kept, p)
+			}
+		}
+		sess.parts, changed = kept, true
+		sess.renumberIfSparse()
+	}
+	if changed {
+		sess.settle()
+	}
+	return sess.view(), nil
 }
 
 // fetchEpoch applies a ShareFetch's epoch (share-groups.md §2.4): 0 opens
@@ -139,15 +214,25 @@ func (s *Sessions) advance(key SessionKey, epoch int32, added, forgotten []Topic
 // must be the expected epoch and adds named and drops forgotten
 // (advance). It returns the session's partitions after the change, none
 // for -1.
-func (s *Sessions) fetchEpoch(key SessionKey, owner any, epoch int32, named, forgotten []TopicPartition) ([]SessionPartition, error) {
+func (s *Sessions) fetchEpoch(key SessionKey, owner any, epoch int32, named, forgotten []TopicPartition) (sessionView, error) {
 	switch epoch {
 	case 0:
-		return s.open(key, owner, named)
+		return s.openView(key, owner, named)
 	case -1:
-		return nil, s.exists(key)
+		return sessionView{}, s.exists(key)
 	default:
-		return s.advance(key, epoch, named, forgotten)
+		return s.advanceView(key, epoch, named, forgotten)
 	}
+}
+
+// readyOf returns the ready set of key's session, nil without one.
+func (s *Sessions) readyOf(key SessionKey) *readySet {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if sess := s.byKey[key]; sess != nil {
+		return sess.ready
+	}
+	return nil
 }
 
 // ackEpoch checks a ShareAcknowledge's epoch (share-groups.md §3.2): 0
@@ -200,7 +285,9 @@ func (s *Sessions) checkLocked(key SessionKey, epoch int32) (*session, error) {
 }
 
 // responded records what the response to the session's last request said:
-// partitions that appeared lose their mark, failed ones get it.
+// partitions that appeared lose their mark, failed ones get it. A full
+// answer lists every partition, so a long list is looked up in a map, not
+// scanned once per partition.
 func (s *Sessions) responded(key SessionKey, appeared, failed []TopicPartition) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -208,15 +295,56 @@ func (s *Sessions) responded(key SessionKey, appeared, failed []TopicPartition) 
 	if sess == nil {
 		return
 	}
-	for i := range sess.parts {
-		p := &sess.parts[i]
-		if slices.Contains(appeared, p.TopicPartition) {
-			p.MustAppear = false
-		}
-		if slices.Contains(failed, p.TopicPartition) {
-			p.MustAppear = true
+	copied := false
+	set := func(tps []TopicPartition, mark bool) {
+		for _, tp := range tps {
+			i := sess.indexOf(tp)
+			if i < 0 || sess.parts[i].MustAppear == mark {
+				continue
+			}
+			if !copied { // requests may hold the old slice
+				sess.parts, copied = slices.Clone(sess.parts), true
+			}
+			sess.parts[i].MustAppear = mark
+			if mark {
+				sess.appearing++
+			} else {
+				sess.appearing--
+			}
 		}
 	}
+	set(appeared, false)
+	set(failed, true)
+}
+
+// renumberIfSparse gives the partitions seqs 0, 1, ... again once
+// forgotten ones have left more gaps than partitions, so the ready set's
+// index by seq stays in proportion to the session, however many
+// rebalances it has seen. The order is unchanged.
+func (sess *session) renumberIfSparse() {
+	if sess.nextSeq <= 2*uint64(len(sess.parts))+64 {
+		return
+	}
+	parts := slices.Clone(sess.parts) // requests may hold the old slice
+	for i := range parts {
+		parts[i].seq = uint64(i)
+	}
+	sess.parts, sess.nextSeq = parts, uint64(len(parts))
+	sess.ready.renumber(parts)
+}
+
+// indexOf returns tp's index in parts, or -1: parts are in seq order, and
+// the ready set knows tp's seq.
+func (sess *session) indexOf(tp TopicPartition) int {
+	seq, ok := sess.ready.seqOf(tp)
+	if !ok {
+		return -1
+	}
+	i, found := slices.BinarySearchFunc(sess.parts, seq, func(p SessionPartition, seq uint64) int { return cmp.Compare(p.seq, seq) })
+	if !found {
+		return -1
+	}
+	return i
 }
 
 // close removes key's session and returns its partitions, whose records the
@@ -229,6 +357,7 @@ func (s *Sessions) close(key SessionKey) []TopicPartition {
 		return nil
 	}
 	s.removeLocked(key)
+	sess.ready.close()
 	return sess.topicPartitions()
 }
 
@@ -255,6 +384,7 @@ func (s *Sessions) closedOwner(owner any) map[SessionKey][]TopicPartition {
 		}
 		closed[key] = sess.topicPartitions()
 		s.removeLocked(key)
+		sess.ready.close()
 		s.evicted[key.Node]++
 	}
 	return closed
@@ -287,13 +417,16 @@ func (s *Sessions) StatsOn(node int32) NodeStats {
 	return st
 }
 
+// add makes tp a partition of the session unless it is one; the ready
+// set tells whether it is, without a scan of the partitions.
 func (sess *session) add(tp TopicPartition) {
-	for i := range sess.parts {
-		if sess.parts[i].TopicPartition == tp {
-			return
-		}
+	if _, ok := sess.ready.seqOf(tp); ok {
+		return
 	}
-	sess.parts = append(sess.parts, SessionPartition{TopicPartition: tp, MustAppear: true})
+	seq := sess.nextSeq
+	sess.nextSeq++
+	sess.parts = append(sess.parts, SessionPartition{TopicPartition: tp, MustAppear: true, seq: seq})
+	sess.ready.add(tp, seq)
 }
 
 func (sess *session) topicPartitions() []TopicPartition {

@@ -33,3 +33,69 @@ func TestNotifierWakesOnce(t *testing.T) {
 		t.Fatal("an unwatched channel was woken")
 	}
 }
+
+type countingSubscriber struct{ n int }
+
+func (c *countingSubscriber) Changed() { c.n++ }
+
+// share-fetch-ready-set (docs/share-groups.md): a subscriber is told of
+// every Notify until it unsubscribes, and a Notify that tells only
+// subscribers allocates nothing.
+func TestNotifierSubscribers(t *testing.T) {
+	var n Notifier
+	a, b := &countingSubscriber{}, &countingSubscriber{}
+	n.Subscribe(a)
+	n.Subscribe(b)
+	n.Notify()
+	n.Notify()
+	if a.n != 2 || b.n != 2 {
+		t.Fatalf("told %d and %d times of 2 Notifies", a.n, b.n)
+	}
+	n.Unsubscribe(a)
+	n.Notify()
+	if a.n != 2 || b.n != 3 {
+		t.Fatalf("after Unsubscribe(a): told %d and %d times, want 2 and 3", a.n, b.n)
+	}
+	if allocs := testing.AllocsPerRun(100, n.Notify); allocs != 0 {
+		t.Errorf("Notify with a subscriber allocates %v", allocs)
+	}
+	n.Unsubscribe(b)
+	n.Unsubscribe(b) // twice: nothing
+	if n.n.Load() != 0 {
+		t.Fatalf("%d registrations left after every Unsubscribe", n.n.Load())
+	}
+}
+
+// share-fetch-ready-set: a log start move and the topic's deletion tell
+// the partition's subscribers (share sessions look again) but wake no
+// parked Fetch, whose answer they do not change.
+func TestLogStartAndDeletionTellSubscribersOnly(t *testing.T) {
+	s := NewStore()
+	topic, err := s.CreateTopic("t", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := topic.Partition(0)
+	if _, err := p.Append(batchSpec{Stamps: []int64{1, 2, 3}}.build(t), AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sub := &countingSubscriber{}
+	p.Subscribe(sub)
+	ch := make(chan struct{}, 1)
+	p.Watch(ch)
+	if _, err := p.DeleteRecordsBefore(2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.DeleteRecordsBefore(2); err != nil { // no move: no news
+		t.Fatal(err)
+	}
+	if _, err := s.DeleteTopic("t"); err != nil {
+		t.Fatal(err)
+	}
+	if sub.n != 2 {
+		t.Fatalf("subscriber told %d times, want 2 (the move, the deletion)", sub.n)
+	}
+	if len(ch) != 0 {
+		t.Fatal("a parked Fetch was woken")
+	}
+}

@@ -515,15 +515,29 @@ func (p *Partition) Bytes() int64 {
 // means the high watermark. It returns the new log start offset.
 func (p *Partition) DeleteRecordsBefore(offset int64) (int64, error) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if offset == -1 {
 		offset = p.nextOffset
 	}
 	if offset < 0 || offset > p.nextOffset {
+		defer p.mu.Unlock()
 		return p.logStart, fmt.Errorf("%w: cannot delete before %d, log holds [%d, %d)", ErrOffsetOutOfRange, offset, p.logStart, p.nextOffset)
 	}
+	before := p.logStart
 	err := p.advanceLogStartLocked(offset)
-	return p.logStart, err
+	after := p.logStart
+	p.mu.Unlock()
+	p.logStartNotify(before, after)
+	return after, err
+}
+
+// logStartNotify tells the subscribers (share sessions) that the log
+// start moved from before to after, once the move is visible: a share
+// partition's SPSO follows it, which may free room in its window. A
+// parked Fetch is not woken: its answer does not change.
+func (p *Partition) logStartNotify(before, after int64) {
+	if after != before {
+		p.waiters.notifySubscribers()
+	}
 }
 
 // advanceLogStartLocked moves the log start to offset if that is forward and
@@ -563,7 +577,15 @@ func (p *Partition) dropBelowLocked(offset int64) {
 // (ErrStorage) means nothing was dropped.
 func (p *Partition) ApplyRetention(retentionMs, retentionBytes, nowMs int64) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
+	before := p.logStart
+	err := p.applyRetentionLocked(retentionMs, retentionBytes, nowMs)
+	after := p.logStart
+	p.mu.Unlock()
+	p.logStartNotify(before, after)
+	return err
+}
+
+func (p *Partition) applyRetentionLocked(retentionMs, retentionBytes, nowMs int64) error {
 	newStart := p.logStart
 	bytes := p.bytes
 	for _, b := range p.batches {
@@ -589,3 +611,10 @@ func (p *Partition) Wake() { p.waiters.Notify() }
 
 // Unwatch removes a registration made by Watch.
 func (p *Partition) Unwatch(ch chan<- struct{}) { p.waiters.Unwatch(ch) }
+
+// Subscribe tells s of every append, LSO move, log start move and Wake of
+// the partition, and of its topic's deletion, until Unsubscribe(s).
+func (p *Partition) Subscribe(s Subscriber) { p.waiters.Subscribe(s) }
+
+// Unsubscribe ends a subscription made by Subscribe.
+func (p *Partition) Unsubscribe(s Subscriber) { p.waiters.Unsubscribe(s) }

@@ -199,32 +199,39 @@ func (s *Store) CreateTopic(name string, partitions int32, configs map[string]st
 // DeleteTopic removes the named topic.
 func (s *Store) DeleteTopic(name string) (*Topic, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	t := s.byName[name]
 	if t == nil {
+		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTopic, name)
 	}
-	if err := s.journalDeleteLocked(t); err != nil {
-		return nil, err
-	}
-	delete(s.byName, name)
-	delete(s.byID, t.ID)
-	return t, nil
+	return s.deleteLocked(t)
 }
 
 // DeleteTopicByID removes the topic with the ID.
 func (s *Store) DeleteTopicByID(id TopicID) (*Topic, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	t := s.byID[id]
 	if t == nil {
+		s.mu.Unlock()
 		return nil, fmt.Errorf("%w: %x", ErrUnknownTopicID, id[:])
 	}
+	return s.deleteLocked(t)
+}
+
+// deleteLocked removes t and unlocks s.mu; then the subscribers of its
+// partitions (share sessions) are told, once the topic is gone for every
+// reader, so they look again and answer it unknown.
+func (s *Store) deleteLocked(t *Topic) (*Topic, error) {
 	if err := s.journalDeleteLocked(t); err != nil {
+		s.mu.Unlock()
 		return nil, err
 	}
 	delete(s.byName, t.Name)
-	delete(s.byID, id)
+	delete(s.byID, t.ID)
+	s.mu.Unlock()
+	for _, p := range t.Partitions() {
+		p.waiters.notifySubscribers()
+	}
 	return t, nil
 }
 

@@ -18,7 +18,10 @@ import (
 // Attempt is one look by a parked request. It must register wake with
 // everything whose change could alter its answer before it looks (so a
 // change in between still wakes it), and return a function that
-// unregisters wake. It is done when the request should answer now.
+// unregisters what the attempt registered. A registration may instead
+// last the whole poll (a share session's ready set registers wake once,
+// at the first attempt); its caller ends it after Poll returns. It is
+// done when the request should answer now.
 type Attempt func(wake chan<- struct{}) (done bool, unwatch func())
 
 // Poll calls attempt until attempt reports done, the deadline passes on
