@@ -3,6 +3,10 @@ package sharebroker
 import (
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/testcontainers/testcontainers-go"
@@ -20,7 +24,11 @@ type options struct {
 	testAPI       bool
 	args          []string
 	env           map[string]string
+	seedFiles     []string // host paths, copied to seedDir
 }
+
+// seedDir is where WithSeedFile's files are copied in the container.
+const seedDir = "/seed"
 
 func defaultOptions() options {
 	return options{nodes: 1, testAPI: true, env: map[string]string{}}
@@ -156,4 +164,74 @@ func WithEnv(env map[string]string) Option {
 		}
 		return nil
 	}
+}
+
+// WithTopic makes a topic before the broker's listeners accept (the
+// `--topic NAME:PARTITIONS[:KEY=VALUE,...]` flag, docs/seeding.md):
+// partitions -1 means num.partitions, and configs are topic configs. Run
+// returns only once it exists. Making one that exists with the same
+// settings is nothing; other settings fail the start.
+func WithTopic(name string, partitions int, configs map[string]string) Option {
+	return func(o *options) error {
+		if name == "" || strings.ContainsAny(name, ":;\n") {
+			return fmt.Errorf("WithTopic: %q is not a topic name", name)
+		}
+		if partitions == 0 || partitions < -1 {
+			return fmt.Errorf("WithTopic %s: %d partitions; want at least 1, or -1 for num.partitions", name, partitions)
+		}
+		item := name + ":" + strconv.Itoa(partitions)
+		if kv := seedPairs(configs); kv != "" {
+			item += ":" + kv
+		}
+		o.args = append(o.args, "--topic", item)
+		return nil
+	}
+}
+
+// WithGroupConfig sets GROUP configs before the listeners accept (the
+// `--group-config GROUP:KEY=VALUE,...` flag), e.g.
+// WithGroupConfig("workers", map[string]string{"share.auto.offset.reset":
+// "earliest"}): share groups start at the log end unless told otherwise,
+// as in Kafka, so a test that produces before its consumer starts wants
+// this.
+func WithGroupConfig(group string, configs map[string]string) Option {
+	return func(o *options) error {
+		if group == "" || len(configs) == 0 {
+			return fmt.Errorf("WithGroupConfig %q: want a group and at least one config", group)
+		}
+		o.args = append(o.args, "--group-config", group+":"+seedPairs(configs))
+		return nil
+	}
+}
+
+// WithSeedFile copies a seed file (JSON, docs/seeding.md: topics, group
+// configs, SCRAM users, ACLs) from the host into the container and passes
+// it as `--seed`. Repeatable; the files must have different base names.
+func WithSeedFile(hostPath string) Option {
+	return func(o *options) error {
+		base := filepath.Base(hostPath)
+		for _, f := range o.seedFiles {
+			if filepath.Base(f) == base {
+				return fmt.Errorf("WithSeedFile: two seed files named %s", base)
+			}
+		}
+		o.seedFiles = append(o.seedFiles, hostPath)
+		o.args = append(o.args, "--seed", path.Join(seedDir, base))
+		return nil
+	}
+}
+
+// seedPairs writes configs as the seed flags' KEY=VALUE,... in key order,
+// so the command line is the same on every run.
+func seedPairs(configs map[string]string) string {
+	keys := make([]string, 0, len(configs))
+	for k := range configs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	pairs := make([]string, len(keys))
+	for i, k := range keys {
+		pairs[i] = k + "=" + configs[k]
+	}
+	return strings.Join(pairs, ",")
 }

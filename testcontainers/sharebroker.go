@@ -32,6 +32,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -156,6 +158,11 @@ func Run(ctx context.Context, img string, opts ...testcontainers.ContainerCustom
 			}
 		}),
 		testcontainers.WithWaitStrategy(readyStrategy{url: fmt.Sprintf("http://%s:%d/readyz", advertise, httpPort), timeout: time.Minute}),
+	}
+	for _, f := range settings.seedFiles {
+		moduleOpts = append(moduleOpts, testcontainers.WithFiles(testcontainers.ContainerFile{
+			HostFilePath: f, ContainerFilePath: path.Join(seedDir, filepath.Base(f)), FileMode: 0o644,
+		}))
 	}
 	moduleOpts = append(moduleOpts, opts...)
 

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +32,9 @@ func TestRunRejectsBadOptions(t *testing.T) {
 		"config equals":    sharebroker.WithConfig(map[string]string{"a=b": "c"}),
 		"args serve again": sharebroker.WithArgs("serve"),
 		"env name equals":  sharebroker.WithEnv(map[string]string{"A=B": "c"}),
+		"topic 0 parts":    sharebroker.WithTopic("t", 0, nil),
+		"topic colon":      sharebroker.WithTopic("a:b", 1, nil),
+		"group no configs": sharebroker.WithGroupConfig("g", nil),
 	} {
 		ctr, err := sharebroker.Run(context.Background(), "no-such-image:never-pulled", opt)
 		if err == nil || ctr != nil || !strings.Contains(err.Error(), "sharebroker option") {
@@ -285,3 +290,49 @@ func httpStatus(t *testing.T, ctx context.Context, url, token string) int {
 }
 
 var _ testcontainers.Container = (*sharebroker.Container)(nil)
+
+// Seeded state through the container (docs/seeding.md): a topic and a
+// group config from options, another topic from a seed file, all made
+// before Run returns. The share group reads records produced before its
+// consumer started, because its seeded share.auto.offset.reset is
+// earliest; nothing is configured by hand.
+func TestRunSeeded(t *testing.T) {
+	ctx := testContext(t)
+	seed := filepath.Join(t.TempDir(), "seed.json")
+	if err := os.WriteFile(seed, []byte(`{"topics": [{"name": "tc-from-file", "partitions": 2, "configs": {"retention.ms": "60000"}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const topic, group, n = "tc-seeded", "tc-seeded-workers", 5
+	ctr := run(t, ctx, false,
+		sharebroker.WithTopic(topic, 3, map[string]string{"cleanup.policy": "delete"}),
+		sharebroker.WithGroupConfig(group, map[string]string{"share.auto.offset.reset": "earliest"}),
+		sharebroker.WithSeedFile(seed))
+
+	cl := newClient(t, ctx, ctr, kgo.DefaultProduceTopic(topic))
+	details, err := kadm.NewClient(cl).ListTopics(ctx, topic, "tc-from-file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := len(details[topic].Partitions); got != 3 {
+		t.Errorf("%s has %d partitions, want 3", topic, got)
+	}
+	if got := len(details["tc-from-file"].Partitions); got != 2 {
+		t.Errorf("tc-from-file has %d partitions, want 2", got)
+	}
+	for i := range n {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Value: fmt.Appendf(nil, "v%d", i)}).FirstErr(); err != nil {
+			t.Fatalf("produce: %v", err)
+		}
+	}
+	consumer := newClient(t, ctx, ctr, kgo.ConsumeTopics(topic), kgo.ShareGroup(group))
+	seen := map[string]bool{}
+	for len(seen) < n && ctx.Err() == nil {
+		for _, r := range consumer.PollFetches(ctx).Records() {
+			seen[string(r.Value)] = true
+			r.Ack(kgo.AckAccept)
+		}
+	}
+	if len(seen) != n {
+		t.Fatalf("share-consumed %d of the %d records produced before the consumer started", len(seen), n)
+	}
+}
