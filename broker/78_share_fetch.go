@@ -31,9 +31,10 @@ package broker
 //   - Nothing acquired and no error: the request waits up to MaxWaitMs on
 //     the broker clock, woken by appends to a session partition's log and
 //     by records becoming acquirable (acknowledgement, release, lock
-//     expiry), and tries again. Once anything is acquired it answers:
-//     acquired records are locked and must go out now, so MinBytes is
-//     treated as met (Kafka waits on available log bytes before acquiring).
+//     expiry), and tries again. Until MaxWaitMs it acquires nothing while
+//     the acquirable partitions hold fewer than MinBytes of log, as Kafka's
+//     DelayedShareFetch does (share-groups.md share-fetch-min-bytes); at
+//     MaxWaitMs it acquires what there is.
 //   - A renew fetch (IsRenewAck, v2) only acknowledges: no acquisition, no
 //     wait, and the answer holds only the acknowledged partitions. A
 //     closing request (-1) acknowledges, answers, then closes the session
@@ -126,6 +127,7 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 		Partitions:    parts,
 		Forgotten:     forgotten,
 		MaxWait:       time.Duration(max(req.MaxWaitMillis, 0)) * time.Millisecond,
+		MinBytes:      req.MinBytes,
 		MaxRecords:    req.MaxRecords,
 		BatchSize:     req.BatchSize,
 		Mode:          mode,

@@ -39,7 +39,11 @@ type Limits struct {
 	MaxRecords int32
 	// MaxBytes is the effective byte budget (the request's MaxBytes capped
 	// by fetch.max.bytes); 0 or less acquires nothing.
-	MaxBytes  int64
+	MaxBytes int64
+	// MinBytes is the request's: until the deadline, nothing is acquired
+	// while the session's acquirable partitions hold fewer log bytes
+	// (share-fetch-min-bytes).
+	MinBytes  int32
 	BatchSize int32
 	Mode      sharepartition.AcquireMode
 }
@@ -70,8 +74,11 @@ type fetchWork struct {
 	// incremental answer need not look for them.
 	noneAppearing bool
 	lim           Limits
-	startSeq      uint64
-	maxSeq        uint64 // the last of the partitions plan was given
+	// deadline is when the request stops waiting: its last attempt
+	// acquires whatever MinBytes says.
+	deadline time.Time
+	startSeq uint64
+	maxSeq   uint64 // the last of the partitions plan was given
 	// taken is the current attempt's partitions to check; wake the
 	// channel the first attempt registered with the ready set (unpark
 	// removes it).
@@ -179,16 +186,72 @@ func (f *fetchWork) plan(parts []SessionPartition, epoch int32, lim Limits) bool
 // is spent. Marks are cleared before the look, so an append,
 // acknowledgement, release or lock expiry in between marks the partition
 // again and wakes the poll. It is done when anything was acquired or any
-// partition failed. Once records are acquired they are locked and must go
-// out now, so MinBytes is treated as met.
+// partition failed. Before its deadline it acquires nothing while the
+// acquirable partitions hold fewer log bytes than MinBytes
+// (share-fetch-min-bytes), and waits for more.
 func (f *fetchWork) attempt(wake chan<- struct{}) (done bool, unwatch func()) {
 	if f.wake == nil {
 		f.wake = wake
 		f.ready.park(wake)
 	}
 	failed := f.checkChanged()
+	// A partition error answers now, with what the others give.
+	if !failed && f.lim.MinBytes > 1 && f.s.clock.Now().Before(f.deadline) && !f.minBytesMet() {
+		return false, f.unwatchFn
+	}
 	acquired, acquireFailed := f.acquireOnce()
 	return acquired || failed || acquireFailed, f.unwatchFn
+}
+
+// minBytesMet reports whether the ready partitions that can acquire hold
+// at least MinBytes of log between their next fetch offset and the high
+// watermark (the last stable offset under read_committed), each counted
+// up to an equal share of MaxBytes, as Kafka's DelayedShareFetch
+// isMinBytesSatisfied estimates it: as if every byte there were
+// acquirable. The ready marks it takes are put back without a wake, so
+// the request waits for the next change.
+func (f *fetchWork) minBytesMet() bool {
+	walk := readyWalk{rs: f.ready, start: f.startSeq, next: f.startSeq}
+	var taken []*watchedPart
+	defer func() {
+		for _, w := range taken {
+			f.ready.restore(w)
+		}
+	}()
+	var logs []*storage.Partition
+	var from, to []int64
+	for w := walk.take(); w != nil; w = walk.take() {
+		taken = append(taken, w)
+		if !f.lookable(w) {
+			continue
+		}
+		r, err := f.resolve(w)
+		if err != nil {
+			return true // an error answers now: the acquiring pass reports it
+		}
+		if !r.part.Share.CanAcquire() {
+			continue
+		}
+		offs := r.log.Offsets()
+		end := offs.HighWatermark
+		if f.readCommitted {
+			end = offs.LastStable
+		}
+		logs, from, to = append(logs, r.log), append(from, r.part.Share.NextFetchOffset()), append(to, end)
+	}
+	if len(logs) == 0 {
+		return false
+	}
+	perPartition := max(f.lim.MaxBytes/int64(len(logs)), 1)
+	need := int64(f.lim.MinBytes)
+	total := int64(0)
+	for i, log := range logs {
+		total += min(log.BytesFrom(from[i], to[i], min(need-total, perPartition)), perPartition)
+		if total >= need {
+			return true
+		}
+	}
+	return false
 }
 
 // lookable reports whether this request may look at w: it is one of the

@@ -64,6 +64,7 @@ type FetchRequest struct {
 	Partitions []PartitionAcks
 	Forgotten  []TopicPartition
 	MaxWait    time.Duration
+	MinBytes   int32
 	MaxRecords int32
 	BatchSize  int32
 	Mode       sharepartition.AcquireMode
@@ -198,6 +199,7 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 		if f.refused {
 			deadline = s.clock.Now()
 		}
+		f.deadline = deadline
 		// A leader that moves while the request waits wakes it, and the
 		// next attempt refuses the partition (fetchWork.edge).
 		res.Expired = longpoll.Poll(ctx, s.clock, deadline, f.attempt, req.Parked)
@@ -219,7 +221,7 @@ func fetchLimits(req FetchRequest) Limits {
 	case req.MaxBytes > 0:
 		maxBytes = min(maxBytes, int64(req.MaxBytes))
 	}
-	return Limits{MaxRecords: req.MaxRecords, MaxBytes: maxBytes, BatchSize: req.BatchSize, Mode: req.Mode}
+	return Limits{MaxRecords: req.MaxRecords, MaxBytes: maxBytes, MinBytes: req.MinBytes, BatchSize: req.BatchSize, Mode: req.Mode}
 }
 
 // leads asks the edge whether node leads tp; without an edge one node

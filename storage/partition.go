@@ -471,6 +471,26 @@ func (p *Partition) Batches(offset, endOffset int64, maxBytes int32) ([]BatchInf
 	return out, offs, nil
 }
 
+// BytesFrom returns the bytes of the stored batches from the one that
+// holds offset up to the last that starts before endOffset, counting no
+// further once the total reaches atLeast: whether a share fetch's MinBytes
+// is met (share-fetch-min-bytes). An offset outside the log counts 0.
+func (p *Partition) BytesFrom(offset, endOffset, atLeast int64) int64 {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	if offset < p.logStart || offset >= p.nextOffset {
+		return 0
+	}
+	total := int64(0)
+	for _, b := range p.batches[p.batchIndexLocked(offset):] {
+		if b.baseOffset >= endOffset || total >= atLeast {
+			break
+		}
+		total += int64(b.size)
+	}
+	return total
+}
+
 // ReadRangeInto returns the stored batches that hold offsets first through
 // last (inclusive), back to back: what a share fetch sends for an acquired
 // range. Offsets below the log start are skipped; nil means none is stored.

@@ -81,3 +81,26 @@ func TestReadRangeCoversExactlyTheAcquiredOffsets(t *testing.T) {
 		t.Errorf("after DeleteRecords(6): %v", offs)
 	}
 }
+
+// share-fetch-min-bytes: BytesFrom counts whole stored batches from the
+// one holding offset, up to the end offset, and stops once it has enough.
+func TestBytesFromCountsBatchesToTheEnd(t *testing.T) {
+	p := newPartition("t", 0)
+	threeRecordBatches(t, p, 4) // [0-2] [3-5] [6-8] [9-11]
+	one := int64(p.batches[0].size)
+	for _, c := range []struct {
+		name                       string
+		offset, end, atLeast, want int64
+	}{
+		{"all", 0, 12, 1 << 30, 4 * one},
+		{"from inside a batch", 4, 12, 1 << 30, 3 * one},
+		{"up to the end offset", 0, 6, 1 << 30, 2 * one},
+		{"stops once enough", 0, 12, one + 1, 2 * one},
+		{"at the high watermark", 12, 12, 1 << 30, 0},
+		{"below the log start", -1, 12, 1 << 30, 0},
+	} {
+		if got := p.BytesFrom(c.offset, c.end, c.atLeast); got != c.want {
+			t.Errorf("%s: %d bytes, want %d", c.name, got, c.want)
+		}
+	}
+}
