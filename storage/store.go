@@ -109,6 +109,7 @@ type Store struct {
 	byName  map[string]*Topic
 	byID    map[TopicID]*Topic
 	journal Journal // nil without a data directory; set once by SetJournal
+	listing listing // what Topics returns, kept sorted (listing.go)
 }
 
 // NewStore returns an empty store.
@@ -146,21 +147,20 @@ func (s *Store) TopicNames() []string {
 	return slices.Sorted(maps.Keys(s.byName))
 }
 
-// Topics returns every topic, sorted by name.
+// Topics returns every topic, sorted by name. The slice is shared by
+// every caller until the set of topics changes: read it, never modify
+// it. Its cost is that of the topics created since the last call, not a
+// sort of them all (listing.go).
 func (s *Store) Topics() []*Topic {
 	s.mu.RLock()
-	ts := slices.Collect(maps.Values(s.byName))
+	ts, ok := s.listing.current()
 	s.mu.RUnlock()
-	slices.SortFunc(ts, func(a, b *Topic) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
-	return ts
+	if ok {
+		return ts
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listing.refresh(s.byName)
 }
 
 // CreateTopic adds a topic with the given partitions and overrides. The
@@ -193,6 +193,7 @@ func (s *Store) CreateTopic(name string, partitions int32, configs map[string]st
 	}
 	s.byName[name] = t
 	s.byID[t.ID] = t
+	s.listing.added(t)
 	return t, nil
 }
 
@@ -209,6 +210,7 @@ func (s *Store) DeleteTopic(name string) (*Topic, error) {
 	}
 	delete(s.byName, name)
 	delete(s.byID, t.ID)
+	s.listing.deleted()
 	return t, nil
 }
 
@@ -225,6 +227,7 @@ func (s *Store) DeleteTopicByID(id TopicID) (*Topic, error) {
 	}
 	delete(s.byName, t.Name)
 	delete(s.byID, id)
+	s.listing.deleted()
 	return t, nil
 }
 
@@ -258,6 +261,7 @@ func (s *Store) RestoreTopic(name string, id TopicID, partitions int32, configs 
 	}
 	s.byName[name] = t
 	s.byID[id] = t
+	s.listing.added(t)
 	return t, nil
 }
 
