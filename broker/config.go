@@ -127,6 +127,9 @@ type resolved struct {
 	// beforeRecover, nil outside tests, runs in Start after the HTTP
 	// server is up and before recovery begins.
 	beforeRecover func()
+	// topicDefaults describes the topic properties of a topic without
+	// overrides (topic_config.go).
+	topicDefaults topicDefaults
 }
 
 // resolve checks c with brokerconfig.Resolve, which also parses the
