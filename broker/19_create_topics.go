@@ -131,10 +131,7 @@ func (b *Broker) createTopic(rt *kmsg.CreateTopicsRequestTopic, validateOnly boo
 	if err != nil {
 		return err
 	}
-	var configs map[string]string // nil without overrides: most topics
-	if len(rt.Configs) > 0 {
-		configs = make(map[string]string, len(rt.Configs))
-	}
+	configs := make(map[string]string, len(rt.Configs))
 	for _, c := range rt.Configs {
 		if c.Value == nil {
 			return fmt.Errorf("%w: null value for topic config %s", errInvalidConfig, c.Name)
