@@ -3,6 +3,7 @@ package broker_test
 import (
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
@@ -77,5 +78,31 @@ func TestCreateTopicsDefaultsShared(t *testing.T) {
 	}
 	if len(plainMs.Synonyms) != 1 || plainMs.Synonyms[0].Source != kmsg.ConfigSourceDefaultConfig || cval(plainMs) != "604800000" {
 		t.Errorf("plain-b retention.ms=%s synonyms %+v, want the default alone", cval(plainMs), plainMs.Synonyms)
+	}
+}
+
+// TestAlterConfigsOfAutoCreatedTopic: a topic Metadata auto-created has
+// no overrides, and IncrementalAlterConfigs SET on it sets one. On main
+// before this the handler panicked writing to the topic's nil overrides
+// and the connection closed (storage.Topic.UpdateConfigs).
+func TestAlterConfigsOfAutoCreatedTopic(t *testing.T) {
+	_, addr := startBroker(t, broker.Config{Props: map[string]string{"auto.create.topics.enable": "true"}})
+	ctx, cl, adm := newAdmin(t, addr)
+	req := kmsg.NewPtrMetadataRequest()
+	mt := kmsg.NewMetadataRequestTopic()
+	mt.Topic, req.AllowAutoTopicCreation = ptr("auto-made"), true
+	req.Topics = append(req.Topics, mt)
+	if resp, err := req.RequestWith(ctx, cl); err != nil || len(resp.Topics) != 1 || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("auto-create through Metadata: %v %+v", err, resp)
+	}
+	resps, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Op: kadm.SetConfig, Name: "retention.ms", Value: ptr("60000")}}, "auto-made")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := resps.On("auto-made", nil); err != nil || r.Err != nil {
+		t.Fatalf("set retention.ms: %v %v", err, r.Err)
+	}
+	if c := topicConfigs(t, ctx, adm, "auto-made")["retention.ms"]; cval(c) != "60000" || c.Source != kmsg.ConfigSourceDynamicTopicConfig {
+		t.Fatalf("retention.ms = %s from %v, want the override 60000", cval(c), c.Source)
 	}
 }

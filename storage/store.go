@@ -59,13 +59,18 @@ func (t *Topic) Config(name string) (string, bool) {
 }
 
 // UpdateConfigs replaces the topic's overrides with what update returns
-// when given a copy of the current ones; if update fails nothing changes.
+// when given a copy of the current ones, a map update may write to even
+// when there are none; if update fails nothing changes.
 // Concurrent updates are applied one after the other, so an incremental
 // change is never lost to another.
 func (t *Topic) UpdateConfigs(update func(current map[string]string) (map[string]string, error)) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	next, err := update(maps.Clone(t.configs))
+	current := maps.Clone(t.configs)
+	if current == nil { // a topic made with no overrides (auto-created)
+		current = make(map[string]string)
+	}
+	next, err := update(current)
 	if err != nil {
 		return err
 	}
