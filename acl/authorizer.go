@@ -57,6 +57,9 @@ type Authorizer struct {
 	// byType holds the same bindings by resource type: a decision scans
 	// only its type's section, as StandardAuthorizerData's sorted set does.
 	byType [NumResourceTypes][]Binding
+	// index holds them again by type as Authorize looks them up
+	// (index.go).
+	index [NumResourceTypes]typeIndex
 	// journal, when set, hears every change (SetJournal).
 	journal func(created, deleted []Binding)
 }
@@ -117,6 +120,7 @@ func (a *Authorizer) Create(bindings []Binding) []error {
 func (a *Authorizer) add(b Binding) {
 	a.acls = append(a.acls, b)
 	a.byType[b.ResourceType] = append(a.byType[b.ResourceType], b)
+	a.index[b.ResourceType].add(b)
 }
 
 // Restore adds bindings kept from before a restart, in their creation
@@ -185,6 +189,10 @@ func (a *Authorizer) Delete(filters []Filter) [][]Binding {
 	a.acls = slices.DeleteFunc(a.acls, keep)
 	for t := range a.byType {
 		a.byType[t] = slices.DeleteFunc(a.byType[t], keep)
+		a.index[t] = typeIndex{}
+		for _, b := range a.byType[t] {
+			a.index[t].add(b)
+		}
 	}
 	if a.journal != nil {
 		a.journal(nil, deleted)
@@ -226,35 +234,25 @@ func (a *Authorizer) Authorize(principal, host string, op Operation, t ResourceT
 	}
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	var allowed, applies bool
-	for _, b := range a.byType[t] {
-		if !appliesTo(b, name) {
-			continue
-		}
+	var allowed, applies, denied bool
+	a.index[t].applying(name, func(b Binding) bool {
 		applies = true
 		switch entryMatches(b, principal, host, op) {
 		case Deny:
+			denied = true
 			return false
 		case Allow:
 			allowed = true
 		}
+		return true
+	})
+	if denied {
+		return false
 	}
 	if allowed {
 		return true
 	}
 	return !applies && a.cfg.AllowIfNoACL
-}
-
-// appliesTo reports whether binding b's resource pattern covers the
-// resource called name.
-func appliesTo(b Binding, name string) bool {
-	switch b.PatternType {
-	case PatternLiteral:
-		return b.ResourceName == name || b.ResourceName == Wildcard
-	case PatternPrefixed:
-		return strings.HasPrefix(name, b.ResourceName)
-	}
-	return false
 }
 
 // entryMatches is b's verdict for the principal, host and operation, or

@@ -88,7 +88,9 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 	if allTopics {
 		// Topics the principal may not describe are left out, without a
 		// word (rule metadata-hides).
-		for _, t := range b.store.Topics() {
+		topics := b.store.Topics()
+		resp.Topics = make([]kmsg.MetadataResponseTopic, 0, len(topics))
+		for _, t := range topics {
 			if r.authorizedQuietly(acl.OpDescribe, acl.ResourceTopic, t.Name) {
 				resp.Topics = append(resp.Topics, b.metadataTopic(t, rs))
 			}
@@ -239,10 +241,11 @@ func (rs replicaSets) inReplicaOrder(replicas []int32) (all, isr, offline []int3
 
 func (b *Broker) metadataTopic(t *storage.Topic, rs replicaSets) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
-	name := t.Name
-	mt.Topic = &name
+	mt.Topic = &t.Name // never changed, and the answer only reads it
 	mt.TopicID = t.ID
-	for _, p := range t.Partitions() {
+	partitions := t.Partitions()
+	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, len(partitions))
+	for _, p := range partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p.Index
 		lead := b.leadership(t, p.Index)

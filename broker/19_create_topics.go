@@ -52,6 +52,7 @@ func init() { register(19, 2, 7, handleCreateTopics) }
 func handleCreateTopics(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.CreateTopicsRequest)
 	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	resp.Topics = make([]kmsg.CreateTopicsResponseTopic, 0, len(req.Topics))
 	counts := make(map[string]int, len(req.Topics))
 	for _, rt := range req.Topics {
 		counts[rt.Topic]++
@@ -153,15 +154,25 @@ func (b *Broker) createTopic(rt *kmsg.CreateTopicsRequestTopic, validateOnly boo
 		b.log.Info("topic created", attrTopic, t.Name, "partitions", partitions)
 	}
 	st.NumPartitions, st.ReplicationFactor = partitions, int16(b.cfg.Nodes)
-	for _, e := range b.topicConfigEntries(configs) {
-		c := kmsg.NewCreateTopicsResponseTopicConfig()
-		c.Name = e.prop.Name
-		c.Value = &e.value
-		c.ReadOnly = e.readOnly
-		c.Source = int8(e.source)
-		st.Configs = append(st.Configs, c)
+	if len(configs) == 0 {
+		// The same for every such topic, and only read: shared.
+		st.Configs = b.cfg.topicDefaults.get(b).created
+	} else {
+		st.Configs = createdConfigs(b.topicConfigEntries(configs))
 	}
 	return nil
+}
+
+// createdConfigs is CreateTopics' (v5+) answer of a topic's configs,
+// which points into entries: they are read-only (topicConfigEntries).
+func createdConfigs(entries []configEntry) []kmsg.CreateTopicsResponseTopicConfig {
+	out := make([]kmsg.CreateTopicsResponseTopicConfig, len(entries))
+	for i := range entries {
+		e, c := &entries[i], &out[i]
+		c.Default()
+		c.Name, c.Value, c.ReadOnly, c.Source = e.prop.Name, &e.value, e.readOnly, int8(e.source)
+	}
+	return out
 }
 
 // newTopicPartitions checks the partition count, replication factor and

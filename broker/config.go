@@ -137,6 +137,9 @@ type resolved struct {
 	// beforeSeed, nil outside tests, runs in Start after the HTTP server
 	// is up and before the seed is applied.
 	beforeSeed func()
+	// topicDefaults describes the topic properties of a topic without
+	// overrides (topic_config.go).
+	topicDefaults topicDefaults
 }
 
 // resolve checks c with brokerconfig.Resolve, which also parses the

@@ -26,7 +26,8 @@ import (
 const writeTimeout = 30 * time.Second
 
 // keepResponseBuf is the largest response buffer a connection keeps for
-// reuse; a bigger one (a large fetch) is dropped after the write.
+// reuse; a bigger one (a large fetch, Metadata of many topics) is shared
+// with the other connections after the write (wire.TakeResponseBuffer).
 const keepResponseBuf = 1 << 20
 
 // keepFrameBuf is the largest request buffer a connection keeps for reuse.
@@ -279,6 +280,9 @@ func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
 	// deadline.
 	c.quota.Idle()
 	c.nc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if c.buf == nil { // new, or its last answer was large (sent)
+		c.buf = wire.TakeResponseBuffer()
+	}
 	var err error
 	var spliced bool
 	switch r := resp.(type) {
@@ -305,10 +309,12 @@ func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
 	return c.sent(err)
 }
 
-// sent finishes a write: it drops an oversized buffer and reports whether
+// sent finishes a write: it hands an oversized buffer to the next large
+// answer of any connection (wire.ReturnResponseBuffer) and reports whether
 // the connection can go on.
 func (c *conn) sent(err error) bool {
 	if cap(c.buf) > keepResponseBuf {
+		wire.ReturnResponseBuffer(c.buf)
 		c.buf = nil
 	}
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -76,26 +77,60 @@ func (b *Broker) brokerSynonyms(p *brokerconfig.Property) []configSynonym {
 // topicConfigEntries describes every topic property for a topic with the
 // given overrides, sorted by name. A topic property falls back to its broker
 // synonym, so its synonyms are the override, then the broker's.
+//
+// The entries are read-only: without overrides they are the broker's one
+// description of the defaults (topicDefaults), shared by every caller, and
+// with overrides they share its synonym lists.
 func (b *Broker) topicConfigEntries(overrides map[string]string) []configEntry {
-	var entries []configEntry
-	for p := range brokerconfig.Properties() {
-		if p.Scope != configdef.Topic {
-			continue
-		}
-		var syns []configSynonym
-		if p.Synonym == "" { // a topic property without a broker default (KIP-1191's opt-in)
-			syns = []configSynonym{{p.Name, p.Default, kmsg.ConfigSourceDefaultConfig}}
-		} else {
-			bp, _ := brokerconfig.Lookup(p.Synonym, configdef.Broker) // every synonym exists; TestPropertyTable checks
-			syns = b.brokerSynonyms(bp)
-		}
-		if v, ok := overrides[p.Name]; ok {
-			syns = append([]configSynonym{{p.Name, v, kmsg.ConfigSourceDynamicTopicConfig}}, syns...)
-		}
-		entries = append(entries, configEntry{prop: p, value: syns[0].value, source: syns[0].source, synonyms: syns})
+	defaults := b.cfg.topicDefaults.get(b).entries
+	if len(overrides) == 0 {
+		return defaults
 	}
-	slices.SortFunc(entries, func(a, b configEntry) int { return strings.Compare(a.prop.Name, b.prop.Name) })
+	entries := slices.Clone(defaults)
+	for i := range entries {
+		e := &entries[i]
+		if v, ok := overrides[e.prop.Name]; ok {
+			e.synonyms = append([]configSynonym{{e.prop.Name, v, kmsg.ConfigSourceDynamicTopicConfig}}, e.synonyms...)
+			e.value, e.source = v, kmsg.ConfigSourceDynamicTopicConfig
+		}
+	}
 	return entries
+}
+
+// topicDefaults is the description of every topic property of a topic
+// without overrides (entries), and CreateTopics' answer of them
+// (created), made the first time they are asked for: the property table
+// and the static broker settings they read never change after resolve.
+// CreateTopics answers them for each topic it creates, so making them
+// afresh each time (a scan of the table, a lookup per synonym, a sort and
+// some eighty allocations) was most of what creating a topic cost
+// (issue 22). Both are read-only.
+type topicDefaults struct {
+	once    sync.Once
+	entries []configEntry
+	created []kmsg.CreateTopicsResponseTopicConfig
+}
+
+func (d *topicDefaults) get(b *Broker) *topicDefaults {
+	d.once.Do(func() {
+		for p := range brokerconfig.Properties() {
+			if p.Scope != configdef.Topic {
+				continue
+			}
+			var syns []configSynonym
+			if p.Synonym == "" { // a topic property without a broker default (KIP-1191's opt-in)
+				syns = []configSynonym{{p.Name, p.Default, kmsg.ConfigSourceDefaultConfig}}
+			} else {
+				bp, _ := brokerconfig.Lookup(p.Synonym, configdef.Broker) // every synonym exists; TestPropertyTable checks
+				syns = b.brokerSynonyms(bp)
+			}
+			d.entries = append(d.entries, configEntry{prop: p, value: syns[0].value, source: syns[0].source, synonyms: slices.Clip(syns)})
+		}
+		slices.SortFunc(d.entries, func(a, b configEntry) int { return strings.Compare(a.prop.Name, b.prop.Name) })
+		d.entries = slices.Clip(d.entries)
+		d.created = createdConfigs(d.entries)
+	})
+	return d
 }
 
 // brokerConfigEntries describes every broker property, sorted by name. All

@@ -59,13 +59,18 @@ func (t *Topic) Config(name string) (string, bool) {
 }
 
 // UpdateConfigs replaces the topic's overrides with what update returns
-// when given a copy of the current ones; if update fails nothing changes.
+// when given a copy of the current ones, a map update may write to even
+// when there are none; if update fails nothing changes.
 // Concurrent updates are applied one after the other, so an incremental
 // change is never lost to another.
 func (t *Topic) UpdateConfigs(update func(current map[string]string) (map[string]string, error)) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	next, err := update(maps.Clone(t.configs))
+	current := maps.Clone(t.configs)
+	if current == nil { // a topic made with no overrides (auto-created)
+		current = make(map[string]string)
+	}
+	next, err := update(current)
 	if err != nil {
 		return err
 	}
@@ -109,6 +114,7 @@ type Store struct {
 	byName  map[string]*Topic
 	byID    map[TopicID]*Topic
 	journal Journal // nil without a data directory; set once by SetJournal
+	listing listing // what Topics returns, kept sorted (listing.go)
 }
 
 // NewStore returns an empty store.
@@ -146,21 +152,20 @@ func (s *Store) TopicNames() []string {
 	return slices.Sorted(maps.Keys(s.byName))
 }
 
-// Topics returns every topic, sorted by name.
+// Topics returns every topic, sorted by name. The slice is shared by
+// every caller until the set of topics changes: read it, never modify
+// it. Its cost is that of the topics created since the last call, not a
+// sort of them all (listing.go).
 func (s *Store) Topics() []*Topic {
 	s.mu.RLock()
-	ts := slices.Collect(maps.Values(s.byName))
+	ts, ok := s.listing.current()
 	s.mu.RUnlock()
-	slices.SortFunc(ts, func(a, b *Topic) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
-	return ts
+	if ok {
+		return ts
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.listing.refresh(s.byName)
 }
 
 // CreateTopic adds a topic with the given partitions and overrides. The
@@ -193,6 +198,7 @@ func (s *Store) CreateTopic(name string, partitions int32, configs map[string]st
 	}
 	s.byName[name] = t
 	s.byID[t.ID] = t
+	s.listing.added(t)
 	return t, nil
 }
 
@@ -228,6 +234,7 @@ func (s *Store) deleteLocked(t *Topic) (*Topic, error) {
 	}
 	delete(s.byName, t.Name)
 	delete(s.byID, t.ID)
+	s.listing.deleted()
 	s.mu.Unlock()
 	for _, p := range t.Partitions() {
 		p.waiters.notifySubscribers()
@@ -265,6 +272,7 @@ func (s *Store) RestoreTopic(name string, id TopicID, partitions int32, configs 
 	}
 	s.byName[name] = t
 	s.byID[id] = t
+	s.listing.added(t)
 	return t, nil
 }
 

@@ -59,6 +59,31 @@ func TestTopicUpdateConfigs(t *testing.T) {
 	}
 }
 
+// TestTopicUpdateConfigsWithoutOverrides: a topic made with no overrides
+// (nil, as auto-creation makes it) hands update a map it can write to;
+// it was nil, and IncrementalAlterConfigs SET on an auto-created topic
+// panicked writing to it.
+func TestTopicUpdateConfigsWithoutOverrides(t *testing.T) {
+	s := NewStore()
+	tp, err := s.CreateTopic("auto", 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tp.UpdateConfigs(func(cur map[string]string) (map[string]string, error) {
+		if cur == nil {
+			return nil, errors.New("update was handed a nil map")
+		}
+		cur["retention.ms"] = "5"
+		return cur, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := tp.Config("retention.ms"); v != "5" {
+		t.Fatalf("retention.ms = %q, want 5", v)
+	}
+}
+
 func TestTopicAddPartitions(t *testing.T) {
 	s := NewStore()
 	tp, _ := s.CreateTopic("a", 2, nil)
