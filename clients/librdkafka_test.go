@@ -209,7 +209,7 @@ func (e *rdEnv) consumer(name, group string, extra kafka.ConfigMap) *rdConsumer 
 	rc := &rdConsumer{Consumer: c, name: name}
 	e.t.Cleanup(func() {
 		if !rc.closed {
-			if err := c.Close(); err != nil {
+			if err := rc.closeWithin(rdCloseWait); err != nil {
 				e.t.Errorf("close consumer %s: %v", name, err)
 			}
 		}
@@ -217,12 +217,33 @@ func (e *rdEnv) consumer(name, group string, extra kafka.ConfigMap) *rdConsumer 
 	return rc
 }
 
-// close closes the consumer now, failing the test if Close reports an error.
+// rdCloseWait bounds a consumer's Close. librdkafka's close commits,
+// leaves the group and serves the rebalance it causes; once, on a machine
+// loaded far beyond its cores, it never returned and the package ran into
+// go test's timeout. A bound turns that into this test's failure, named.
+const rdCloseWait = 2 * rdWait
+
+// close closes the consumer now, failing the test if Close reports an error
+// or does not return within rdCloseWait.
 func (c *rdConsumer) close(t *testing.T) {
 	t.Helper()
 	c.closed = true
-	if err := c.Close(); err != nil {
+	if err := c.closeWithin(rdCloseWait); err != nil {
 		t.Fatalf("close consumer %s: %v", c.name, err)
+	}
+}
+
+// closeWithin runs Close, giving up after d; the consumer is then left
+// to itself (its goroutine ends when librdkafka lets it).
+func (c *rdConsumer) closeWithin(d time.Duration) error {
+	c.closed = true
+	done := make(chan error, 1)
+	go func() { done <- c.Close() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("Close did not return within %v", d)
 	}
 }
 
