@@ -14,9 +14,14 @@ package broker
 //     are available; appends to any fetched partition wake it early. A
 //     partition error, a request naming no partitions, or the broker
 //     shutting down answers at once.
-//   - Fetch sessions (KIP-227) are not created: the answer's SessionID is 0,
-//     which clients take as "send full fetch requests". A request that names
-//     a session ID gets FETCH_SESSION_ID_NOT_FOUND.
+//   - Fetch sessions (KIP-227) from v7, kept per node by package
+//     fetchsession (docs/log.md, fetch sessions): epoch 0 creates one
+//     holding the request's partitions when one of
+//     max.incremental.fetch.session.cache.slots is free or can be freed,
+//     epoch -1 fetches without one; later epochs add, update and forget
+//     partitions, and the answer lists only the partitions with something
+//     new. A session error answers the whole request with its code and no
+//     partitions.
 //   - Topics are named up to v12 and identified by topic ID from v13.
 //   - CurrentLeaderEpoch (v9+), unless -1, must be the partition's leader
 //     epoch: older answers FENCED_LEADER_EPOCH, newer UNKNOWN_LEADER_EPOCH
@@ -42,6 +47,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/fetchsession"
 	"github.com/sharebroker/sharebroker/internal/longpoll"
 	"github.com/sharebroker/sharebroker/storage"
 	"github.com/sharebroker/sharebroker/wire"
@@ -51,10 +57,13 @@ func init() { register(1, 4, 18, handleFetch) }
 
 func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.FetchRequest)
-	if req.SessionID != 0 {
-		resp := req.ResponseKind().(*kmsg.FetchResponse)
-		resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-		return resp, nil
+	sessions := b.fetchSessionsOf(r.conn.node())
+	fctx := sessions.NewContext(b.clock.Now(), fetchSessionRequest(req))
+	if err := fctx.Err(); err != nil {
+		return fetchSessionError(req, fetchsession.NoSession, err), nil
+	}
+	if fctx.Incremental() {
+		req = sessionFetch(req, fctx.Partitions())
 	}
 	maxBytes := b.cfg.props.Int32("fetch.max.bytes")
 	if req.MaxBytes > 0 {
@@ -70,11 +79,12 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 		denied = r.fetchDenied(req)
 	}
 	var resp *wire.FetchResponse
+	answers := make([]fetchsession.Answer, len(fctx.Partitions()))
 	longpoll.Poll(b.serveCtx, b.clock, deadline, func(wake chan<- struct{}) (bool, func()) {
 		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
 		var bytes int64
 		var failed bool
-		resp, bytes, failed = b.fetchOnce(req, r.conn, maxBytes, denied)
+		resp, bytes, failed = b.fetchOnce(req, r.conn, maxBytes, denied, fctx, answers)
 		// Nothing to watch (a request naming no partitions) answers at
 		// once, as in Kafka: no append could ever wake it.
 		done := failed || len(watched) == 0 || bytes >= int64(req.MinBytes)
@@ -84,7 +94,96 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 			}
 		}
 	}, nil)
+	id, _, err := fctx.Finish(b.clock.Now(), answers)
+	if err != nil {
+		return fetchSessionError(req, id, err), nil
+	}
+	resp.SessionID = id
 	return resp, nil
+}
+
+// newFetchSessions makes each node's cache of Fetch sessions: a session
+// belongs to the broker that made it, as in Kafka, so another node of the
+// cluster answers its ID FETCH_SESSION_ID_NOT_FOUND.
+func newFetchSessions(nodes, slots int) []*fetchsession.Cache {
+	caches := make([]*fetchsession.Cache, max(nodes, 1))
+	for i := range caches {
+		caches[i] = fetchsession.NewCache(slots)
+	}
+	return caches
+}
+
+// fetchSessionsOf is the session cache of node; an unknown node (a
+// connection made without a listener) uses the first node's.
+func (b *Broker) fetchSessionsOf(node int32) *fetchsession.Cache {
+	if i, ok := b.nodeIndex(node); ok && i < len(b.fetchSessions) {
+		return b.fetchSessions[i]
+	}
+	return b.fetchSessions[0]
+}
+
+// fetchSessionRequest is what the session rules read of a Fetch request:
+// its session fields, its partitions in order and the forgotten ones, keyed
+// by topic ID from v13 and by name before.
+func fetchSessionRequest(req *kmsg.FetchRequest) fetchsession.Request {
+	ids := req.Version >= 13
+	key := func(name string, id [16]byte, p int32) fetchsession.Key {
+		if ids {
+			return fetchsession.Key{ID: id, Partition: p}
+		}
+		return fetchsession.Key{Name: name, Partition: p}
+	}
+	out := fetchsession.Request{Version: req.Version, SessionID: req.SessionID, Epoch: req.SessionEpoch}
+	for i := range req.Topics {
+		rt := &req.Topics[i]
+		for _, rp := range rt.Partitions {
+			out.Partitions = append(out.Partitions, fetchsession.Requested{
+				Key: key(rt.Topic, rt.TopicID, rp.Partition),
+				Params: fetchsession.Params{FetchOffset: rp.FetchOffset, LogStartOffset: rp.LogStartOffset,
+					MaxBytes: rp.PartitionMaxBytes, CurrentLeaderEpoch: rp.CurrentLeaderEpoch, LastFetchedEpoch: rp.LastFetchedEpoch},
+			})
+		}
+	}
+	for _, ft := range req.ForgottenTopics {
+		for _, p := range ft.Partitions {
+			out.Forgotten = append(out.Forgotten, key(ft.Topic, ft.TopicID, p))
+		}
+	}
+	return out
+}
+
+// sessionFetch is req with its partitions replaced by the session's, in
+// the session's order: consecutive partitions of one topic share a topic
+// entry, and a topic met again after another makes a new entry, as
+// Kafka's FetchResponse lists them.
+func sessionFetch(req *kmsg.FetchRequest, parts []fetchsession.Requested) *kmsg.FetchRequest {
+	out := *req
+	out.Topics = nil
+	out.ForgottenTopics = nil
+	for i := range parts {
+		p := &parts[i]
+		if n := len(out.Topics); n == 0 || out.Topics[n-1].TopicID != p.ID || out.Topics[n-1].Topic != p.Name {
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic, rt.TopicID = p.Name, p.ID
+			out.Topics = append(out.Topics, rt)
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition, rp.FetchOffset, rp.LogStartOffset = p.Partition, p.FetchOffset, p.LogStartOffset
+		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = p.MaxBytes, p.CurrentLeaderEpoch, p.LastFetchedEpoch
+		rt := &out.Topics[len(out.Topics)-1]
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	return &out
+}
+
+// fetchSessionError is the answer to a request failed by its session: the
+// code at the top, no partitions (Kafka's SessionErrorContext), and the
+// session ID when a session's request lost the race to another.
+func fetchSessionError(req *kmsg.FetchRequest, id int32, err error) *kmsg.FetchResponse {
+	resp := req.ResponseKind().(*kmsg.FetchResponse)
+	resp.ErrorCode = codeFor(err)
+	resp.SessionID = id
+	return resp
 }
 
 // fetchPartitions calls fn for every existing partition the request names
@@ -150,11 +249,16 @@ func (r *request) fetchDenied(req *kmsg.FetchRequest) []bool {
 // fetchOnce reads every requested partition once. It returns the response,
 // the record bytes in it, and whether any partition failed. denied, nil
 // with authorization off, marks the topics fetchDenied refused.
-func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, denied []bool) (*wire.FetchResponse, int64, bool) {
+//
+// answers get what each partition answered, in the order of the session
+// context's partitions, and an incremental fetch's answer leaves out the
+// partitions with nothing new (fetch-session-incremental).
+func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, denied []bool, fctx *fetchsession.Context, answers []fetchsession.Answer) (*wire.FetchResponse, int64, bool) {
 	resp := &wire.FetchResponse{FetchResponse: *req.ResponseKind().(*kmsg.FetchResponse)}
 	leaders := leaderEndpoints{b: b, index: c.listenerIndex()}
 	var total int64
 	failed := false
+	n := 0 // the partition's index in answers
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		st := kmsg.NewFetchResponseTopic()
@@ -166,6 +270,7 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, deni
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
 			sp.PreferredReadReplica = -1
 			var p *storage.Partition
+			records := false // whether the answer carries records
 			if t != nil {
 				p = t.Partition(rp.Partition)
 			}
@@ -197,13 +302,22 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, deni
 					sp.AbortedTransactions = append(sp.AbortedTransactions, at)
 				}
 				total += int64(res.Len())
+				records = res.Len() > 0 || res.Stream != nil
 			}
 			if sp.ErrorCode != 0 {
 				failed = true
 			}
-			st.Partitions = append(st.Partitions, sp)
+			a := &answers[n]
+			n++
+			*a = fetchsession.Answer{Records: records, Failed: sp.ErrorCode != 0, PreferredReplica: sp.PreferredReadReplica >= 0,
+				HighWatermark: sp.HighWatermark, LogStartOffset: sp.LogStartOffset}
+			if fctx.Keep(n-1, a) {
+				st.Partitions = append(st.Partitions, sp)
+			}
 		}
-		resp.Topics = append(resp.Topics, st)
+		if len(st.Partitions) > 0 || !fctx.Incremental() {
+			resp.Topics = append(resp.Topics, st)
+		}
 	}
 	leaders.each(func(node int32, ep endpoint) {
 		ne := kmsg.NewFetchResponseBroker()
