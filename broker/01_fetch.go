@@ -62,9 +62,9 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 	if err := fctx.Err(); err != nil {
 		return fetchSessionError(req, fetchsession.NoSession, err), nil
 	}
-	if fctx.Incremental() {
-		req = sessionFetch(req, fctx.Partitions())
-	}
+	// What is read: the request's partitions, or for an incremental fetch
+	// the session's, with the parameters it keeps.
+	f := &fetchPlan{b: b, req: req, parts: fctx.Partitions(), fctx: fctx}
 	maxBytes := b.cfg.props.Int32("fetch.max.bytes")
 	if req.MaxBytes > 0 {
 		maxBytes = min(maxBytes, req.MaxBytes)
@@ -74,17 +74,17 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 
 	// Authorization is decided once, not per long-poll attempt; nil when
 	// it is off.
-	var denied []bool
 	if b.authz != nil {
-		denied = r.fetchDenied(req)
+		f.denied = r.fetchDenied(f)
 	}
 	var resp *wire.FetchResponse
-	answers := make([]fetchsession.Answer, len(fctx.Partitions()))
+	answers := make([]fetchsession.Answer, len(f.parts))
+	var watched []*storage.Partition
 	longpoll.Poll(b.serveCtx, b.clock, deadline, func(wake chan<- struct{}) (bool, func()) {
-		watched := b.fetchPartitions(req, func(p *storage.Partition) { p.Watch(wake) })
+		watched = f.partitions(watched[:0], func(p *storage.Partition) { p.Watch(wake) })
 		var bytes int64
 		var failed bool
-		resp, bytes, failed = b.fetchOnce(req, r.conn, maxBytes, denied, fctx, answers)
+		resp, bytes, failed = f.once(r.conn, maxBytes, answers)
 		// Nothing to watch (a request naming no partitions) answers at
 		// once, as in Kafka: no append could ever wake it.
 		done := failed || len(watched) == 0 || bytes >= int64(req.MinBytes)
@@ -134,6 +134,11 @@ func fetchSessionRequest(req *kmsg.FetchRequest) fetchsession.Request {
 		return fetchsession.Key{Name: name, Partition: p}
 	}
 	out := fetchsession.Request{Version: req.Version, SessionID: req.SessionID, Epoch: req.SessionEpoch}
+	n := 0
+	for i := range req.Topics {
+		n += len(req.Topics[i].Partitions)
+	}
+	out.Partitions = make([]fetchsession.Requested, 0, n)
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		for _, rp := range rt.Partitions {
@@ -152,30 +157,6 @@ func fetchSessionRequest(req *kmsg.FetchRequest) fetchsession.Request {
 	return out
 }
 
-// sessionFetch is req with its partitions replaced by the session's, in
-// the session's order: consecutive partitions of one topic share a topic
-// entry, and a topic met again after another makes a new entry, as
-// Kafka's FetchResponse lists them.
-func sessionFetch(req *kmsg.FetchRequest, parts []fetchsession.Requested) *kmsg.FetchRequest {
-	out := *req
-	out.Topics = nil
-	out.ForgottenTopics = nil
-	for i := range parts {
-		p := &parts[i]
-		if n := len(out.Topics); n == 0 || out.Topics[n-1].TopicID != p.ID || out.Topics[n-1].Topic != p.Name {
-			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic, rt.TopicID = p.Name, p.ID
-			out.Topics = append(out.Topics, rt)
-		}
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.LogStartOffset = p.Partition, p.FetchOffset, p.LogStartOffset
-		rp.PartitionMaxBytes, rp.CurrentLeaderEpoch, rp.LastFetchedEpoch = p.MaxBytes, p.CurrentLeaderEpoch, p.LastFetchedEpoch
-		rt := &out.Topics[len(out.Topics)-1]
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	return &out
-}
-
 // fetchSessionError is the answer to a request failed by its session: the
 // code at the top, no partitions (Kafka's SessionErrorContext), and the
 // session ID when a session's request lost the race to another.
@@ -186,42 +167,66 @@ func fetchSessionError(req *kmsg.FetchRequest, id int32, err error) *kmsg.FetchR
 	return resp
 }
 
-// fetchPartitions calls fn for every existing partition the request names
-// and returns them.
-func (b *Broker) fetchPartitions(req *kmsg.FetchRequest, fn func(*storage.Partition)) []*storage.Partition {
-	var ps []*storage.Partition
-	for i := range req.Topics {
-		t := b.fetchTopic(req, &req.Topics[i])
-		if t == nil {
-			continue
+// fetchPlan is one Fetch request's partitions to read, in the order the
+// answer lists them. Consecutive partitions of one topic make one topic
+// entry of the answer, and a topic met again after another a new entry,
+// as Kafka's FetchResponse lists a session's partitions.
+type fetchPlan struct {
+	b     *Broker
+	req   *kmsg.FetchRequest
+	parts []fetchsession.Requested
+	fctx  *fetchsession.Context
+	// denied marks the partitions whose topic the principal may not
+	// fetch (fetchDenied); nil with authorization off.
+	denied []bool
+}
+
+// topicRuns calls fn for each run of consecutive partitions of one topic:
+// parts[i:j] and the topic, nil when it does not exist.
+func (f *fetchPlan) topicRuns(fn func(i, j int, t *storage.Topic)) {
+	for i := 0; i < len(f.parts); {
+		j := i + 1
+		for j < len(f.parts) && f.parts[j].ID == f.parts[i].ID && f.parts[j].Name == f.parts[i].Name {
+			j++
 		}
-		for _, rp := range req.Topics[i].Partitions {
+		var t *storage.Topic
+		if f.req.Version >= 13 {
+			t = f.b.store.TopicByID(f.parts[i].ID)
+		} else {
+			t = f.b.store.Topic(f.parts[i].Name)
+		}
+		fn(i, j, t)
+		i = j
+	}
+}
+
+// partitions appends to ps every existing partition of the plan, calling
+// fn for each.
+func (f *fetchPlan) partitions(ps []*storage.Partition, fn func(*storage.Partition)) []*storage.Partition {
+	f.topicRuns(func(i, j int, t *storage.Topic) {
+		if t == nil {
+			return
+		}
+		for _, rp := range f.parts[i:j] {
 			if p := t.Partition(rp.Partition); p != nil {
 				fn(p)
 				ps = append(ps, p)
 			}
 		}
-	}
+	})
 	return ps
 }
 
-func (b *Broker) fetchTopic(req *kmsg.FetchRequest, rt *kmsg.FetchRequestTopic) *storage.Topic {
-	if req.Version >= 13 {
-		return b.store.TopicByID(rt.TopicID)
-	}
-	return b.store.Topic(rt.Topic)
-}
-
-// fetchDenied is, per requested topic, whether the principal may not
-// fetch it, as KafkaApis.handleFetchRequest decides: a follower broker's
-// fetch (replica ID >= 0) needs CLUSTER_ACTION on CLUSTER for all of them,
-// a consumer's READ on each topic. A topic ID that names no topic is
-// answered UNKNOWN_TOPIC_ID before any check.
-func (r *request) fetchDenied(req *kmsg.FetchRequest) []bool {
-	denied := make([]bool, len(req.Topics))
-	id := req.ReplicaID
-	if req.Version >= 15 {
-		id = req.ReplicaState.ID
+// fetchDenied is, per partition of the plan, whether the principal may not
+// fetch its topic, as KafkaApis.handleFetchRequest decides: a follower
+// broker's fetch (replica ID >= 0) needs CLUSTER_ACTION on CLUSTER for all
+// of them, a consumer's READ on each topic. A topic ID that names no topic
+// is answered UNKNOWN_TOPIC_ID before any check.
+func (r *request) fetchDenied(f *fetchPlan) []bool {
+	denied := make([]bool, len(f.parts))
+	id := f.req.ReplicaID
+	if f.req.Version >= 15 {
+		id = f.req.ReplicaState.ID
 	}
 	if id >= 0 {
 		if !r.authorizedCluster(acl.OpClusterAction) {
@@ -231,40 +236,38 @@ func (r *request) fetchDenied(req *kmsg.FetchRequest) []bool {
 		}
 		return denied
 	}
-	for i := range req.Topics {
-		rt := &req.Topics[i]
-		name := rt.Topic
-		if req.Version >= 13 {
-			t := r.conn.b.store.TopicByID(rt.TopicID)
+	f.topicRuns(func(i, j int, t *storage.Topic) {
+		name := f.parts[i].Name
+		if f.req.Version >= 13 {
 			if t == nil {
-				continue
+				return
 			}
 			name = t.Name
 		}
-		denied[i] = !r.authorized(acl.OpRead, acl.ResourceTopic, name)
-	}
+		if !r.authorized(acl.OpRead, acl.ResourceTopic, name) {
+			for k := i; k < j; k++ {
+				denied[k] = true
+			}
+		}
+	})
 	return denied
 }
 
-// fetchOnce reads every requested partition once. It returns the response,
-// the record bytes in it, and whether any partition failed. denied, nil
-// with authorization off, marks the topics fetchDenied refused.
-//
-// answers get what each partition answered, in the order of the session
-// context's partitions, and an incremental fetch's answer leaves out the
-// partitions with nothing new (fetch-session-incremental).
-func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, denied []bool, fctx *fetchsession.Context, answers []fetchsession.Answer) (*wire.FetchResponse, int64, bool) {
+// once reads every partition of the plan once. It returns the response,
+// the record bytes in it, and whether any partition failed; answers[i]
+// gets what partition i answered, and an incremental fetch's answer leaves
+// out the partitions with nothing new (fetch-session-incremental).
+func (f *fetchPlan) once(c *conn, maxBytes int32, answers []fetchsession.Answer) (*wire.FetchResponse, int64, bool) {
+	b, req := f.b, f.req
 	resp := &wire.FetchResponse{FetchResponse: *req.ResponseKind().(*kmsg.FetchResponse)}
 	leaders := leaderEndpoints{b: b, index: c.listenerIndex()}
 	var total int64
 	failed := false
-	n := 0 // the partition's index in answers
-	for i := range req.Topics {
-		rt := &req.Topics[i]
+	f.topicRuns(func(i, j int, t *storage.Topic) {
 		st := kmsg.NewFetchResponseTopic()
-		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		t := b.fetchTopic(req, rt)
-		for _, rp := range rt.Partitions {
+		st.Topic, st.TopicID = f.parts[i].Name, f.parts[i].ID
+		for n := i; n < j; n++ {
+			rp := &f.parts[n]
 			sp := kmsg.NewFetchResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = -1, -1, -1
@@ -275,16 +278,16 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, deni
 				p = t.Partition(rp.Partition)
 			}
 			switch {
-			case denied != nil && denied[i]:
+			case f.denied != nil && f.denied[n]:
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case t == nil && req.Version >= 13:
 				sp.ErrorCode = kerr.UnknownTopicID.Code
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case b.refuseFetch(req, c.node(), t, &rp, &sp, &leaders):
+			case b.refuseFetch(req, c.node(), t, rp, &sp, &leaders):
 			default:
 				remaining := int64(maxBytes) - total
-				limit := int32(min(remaining, int64(rp.PartitionMaxBytes), math.MaxInt32))
+				limit := int32(min(remaining, int64(rp.MaxBytes), math.MaxInt32))
 				res, err := p.ReadStreamInto(rp.FetchOffset, max(limit, 0), total == 0, req.IsolationLevel == readCommittedLevel, &c.readBuf)
 				sp.HighWatermark, sp.LastStableOffset, sp.LogStartOffset = res.HighWatermark, res.LastStable, res.LogStart
 				if err != nil {
@@ -308,17 +311,18 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, deni
 				failed = true
 			}
 			a := &answers[n]
-			n++
 			*a = fetchsession.Answer{Records: records, Failed: sp.ErrorCode != 0, PreferredReplica: sp.PreferredReadReplica >= 0,
 				HighWatermark: sp.HighWatermark, LogStartOffset: sp.LogStartOffset}
-			if fctx.Keep(n-1, a) {
+			// A partition left out carries no records, so the record
+			// pieces indexed by position above stay with their entries.
+			if f.fctx.Keep(n, a) {
 				st.Partitions = append(st.Partitions, sp)
 			}
 		}
-		if len(st.Partitions) > 0 || !fctx.Incremental() {
+		if len(st.Partitions) > 0 {
 			resp.Topics = append(resp.Topics, st)
 		}
-	}
+	})
 	leaders.each(func(node int32, ep endpoint) {
 		ne := kmsg.NewFetchResponseBroker()
 		ne.NodeID, ne.Host, ne.Port = node, ep.host, ep.port
@@ -331,7 +335,7 @@ func (b *Broker) fetchOnce(req *kmsg.FetchRequest, c *conn, maxBytes int32, deni
 // does not lead when the fetch must be served by the leader; from v16 the answer names the current leader, as Kafka's
 // KafkaApis.handleFetchRequest does for NOT_LEADER_OR_FOLLOWER and
 // FENCED_LEADER_EPOCH. It reports whether it answered.
-func (b *Broker) refuseFetch(req *kmsg.FetchRequest, node int32, t *storage.Topic, rp *kmsg.FetchRequestTopicPartition, sp *kmsg.FetchResponseTopicPartition, leaders *leaderEndpoints) bool {
+func (b *Broker) refuseFetch(req *kmsg.FetchRequest, node int32, t *storage.Topic, rp *fetchsession.Requested, sp *kmsg.FetchResponseTopicPartition, leaders *leaderEndpoints) bool {
 	epoch := rp.CurrentLeaderEpoch
 	if req.Version < 9 {
 		epoch = noEpoch

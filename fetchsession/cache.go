@@ -103,7 +103,7 @@ type Context struct {
 	// last answered when the request came: Keep compares with it without
 	// the cache's lock (a request of the session that changes it first
 	// makes this one's Finish fail).
-	answered []cached
+	answered []lastAnswer
 }
 
 // NewContext applies a request's session fields (Kafka's
@@ -165,10 +165,10 @@ func (c *Cache) NewContext(now time.Time, req Request) *Context {
 	c.touchLocked(s, now)
 	s.epoch = NextEpoch(s.epoch)
 	parts := make([]Requested, 0, len(s.parts))
-	answered := make([]cached, 0, len(s.parts))
+	answered := make([]lastAnswer, 0, len(s.parts))
 	for p := s.head; p != nil; p = p.next {
 		parts = append(parts, p.Requested)
-		answered = append(answered, cached{highWatermark: p.highWatermark, logStart: p.logStart})
+		answered = append(answered, p.lastAnswer)
 	}
 	return &Context{cache: c, kind: incremental, usesIDs: usesIDs, session: s, epoch: s.epoch, parts: parts, answered: answered}
 }
@@ -329,7 +329,7 @@ func (s *Session) put(p Requested) {
 		c.Params = p.Params
 		return
 	}
-	c := &cached{Requested: p, highWatermark: -1, logStart: -1}
+	c := &cached{Requested: p, lastAnswer: lastAnswer{highWatermark: -1, logStart: -1}}
 	s.parts[p.Key] = c
 	s.linkBack(c)
 }

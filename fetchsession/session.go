@@ -104,9 +104,14 @@ type Answer struct {
 // order (a doubly linked list, so moving one to the back is O(1)).
 type cached struct {
 	Requested
+	lastAnswer
+	prev, next *cached
+}
+
+// lastAnswer is what the session last answered for a partition.
+type lastAnswer struct {
 	highWatermark int64
 	logStart      int64
-	prev, next    *cached
 }
 
 // mustAnswer reports whether an incremental answer must carry the
@@ -116,7 +121,7 @@ type cached struct {
 // error sets the remembered high watermark to -1, so the partition is
 // answered again once the error is gone (Kafka's
 // CachedPartition.maybeUpdateResponseData; rule fetch-session-incremental).
-func (c *cached) mustAnswer(a *Answer, update bool) bool {
+func (c *lastAnswer) mustAnswer(a *Answer, update bool) bool {
 	must := a.Records || a.PreferredReplica || a.DivergingEpoch
 	if c.highWatermark != a.HighWatermark {
 		must = true
