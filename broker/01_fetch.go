@@ -62,6 +62,7 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 	if err := fctx.Err(); err != nil {
 		return fetchSessionError(req, fetchsession.NoSession, err), nil
 	}
+	defer fctx.Release()
 	// What is read: the request's partitions, or for an incremental fetch
 	// the session's, with the parameters it keeps.
 	f := &fetchPlan{b: b, req: req, parts: fctx.Partitions(), fctx: fctx}
@@ -78,7 +79,7 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 		f.denied = r.fetchDenied(f)
 	}
 	var resp *wire.FetchResponse
-	answers := make([]fetchsession.Answer, len(f.parts))
+	answers := fctx.Answers()
 	var watched []*storage.Partition
 	longpoll.Poll(b.serveCtx, b.clock, deadline, func(wake chan<- struct{}) (bool, func()) {
 		watched = f.partitions(watched[:0], func(p *storage.Partition) { p.Watch(wake) })

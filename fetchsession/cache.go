@@ -50,6 +50,19 @@ type Session struct {
 	parts     map[Key]*cached
 	head      *cached
 	tail      *cached
+	// spare is the buffers of the session's last finished request, kept
+	// for its next: an incremental fetch of N partitions then copies the
+	// session's N entries without allocating them anew.
+	spare *buffers
+}
+
+// buffers are the per-request copies of an incremental fetch: the
+// session's partitions, what each last answered, and what each answers
+// now.
+type buffers struct {
+	parts    []Requested
+	answered []lastAnswer
+	answers  []Answer
 }
 
 // Stats are the cache's gauges and counter (Kafka's
@@ -104,6 +117,10 @@ type Context struct {
 	// the cache's lock (a request of the session that changes it first
 	// makes this one's Finish fail).
 	answered []lastAnswer
+	answers  []Answer
+	// bufs, for an incremental fetch, hold parts, answered and answers,
+	// handed back to the session by Release.
+	bufs *buffers
 }
 
 // NewContext applies a request's session fields (Kafka's
@@ -164,13 +181,21 @@ func (c *Cache) NewContext(now time.Time, req Request) *Context {
 	}
 	c.touchLocked(s, now)
 	s.epoch = NextEpoch(s.epoch)
-	parts := make([]Requested, 0, len(s.parts))
-	answered := make([]lastAnswer, 0, len(s.parts))
+	bufs := s.spare
+	s.spare = nil
+	if bufs == nil {
+		bufs = &buffers{}
+	}
+	parts, answered := bufs.parts[:0], bufs.answered[:0]
 	for p := s.head; p != nil; p = p.next {
 		parts = append(parts, p.Requested)
 		answered = append(answered, p.lastAnswer)
 	}
-	return &Context{cache: c, kind: incremental, usesIDs: usesIDs, session: s, epoch: s.epoch, parts: parts, answered: answered}
+	answers := bufs.answers[:0]
+	answers = append(answers, make([]Answer, len(parts))...)
+	bufs.parts, bufs.answered, bufs.answers = parts, answered, answers
+	return &Context{cache: c, kind: incremental, usesIDs: usesIDs, session: s, epoch: s.epoch,
+		parts: parts, answered: answered, answers: answers, bufs: bufs}
 }
 
 // Err is the session error the whole request is answered with, nil when
@@ -181,6 +206,27 @@ func (x *Context) Err() error { return x.err }
 // them: the request's for a full or sessionless fetch, the session's
 // (with the parameters it keeps) for an incremental one.
 func (x *Context) Partitions() []Requested { return x.parts }
+
+// Answers is where the broker puts what each of Partitions() answered,
+// for Keep and Finish: as long as Partitions(), zeroed.
+func (x *Context) Answers() []Answer {
+	if x.answers == nil {
+		x.answers = make([]Answer, len(x.parts))
+	}
+	return x.answers
+}
+
+// Release hands the context's buffers back to its session for the next
+// request. The context, its Partitions and Answers are not used after.
+func (x *Context) Release() {
+	if x.bufs == nil {
+		return
+	}
+	x.cache.mu.Lock()
+	x.session.spare = x.bufs
+	x.cache.mu.Unlock()
+	x.bufs, x.parts, x.answered, x.answers = nil, nil, nil, nil
+}
 
 // Incremental reports whether the request continued a session, so the
 // answer carries only the partitions Finish keeps.
