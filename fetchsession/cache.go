@@ -273,12 +273,16 @@ func (x *Context) Finish(now time.Time, answers []Answer) (sessionID int32, keep
 	}
 	keep = make([]bool, len(x.parts))
 	for i := range x.parts {
-		p := s.parts[x.parts[i].Key]
-		if p == nil {
+		// The snapshot equals the session's entry (the epoch did not
+		// move), so a partition the answer leaves out has nothing to
+		// record and needs no look-up.
+		if !x.answered[i].mustAnswer(&answers[i], false) {
 			continue
 		}
-		keep[i] = p.mustAnswer(&answers[i], true)
-		if keep[i] && answers[i].Records {
+		keep[i] = true
+		p := s.parts[x.parts[i].Key]
+		p.mustAnswer(&answers[i], true)
+		if answers[i].Records {
 			s.toBack(p)
 		}
 	}
