@@ -12,7 +12,7 @@ package broker
 //     OFFSET_OUT_OF_RANGE with the partition's bounds.
 //   - The request waits up to MaxWaitMs, on the broker clock, until MinBytes
 //     are available; appends to any fetched partition wake it early. A
-//     partition error, a request naming no partitions, or the broker
+//     partition error, a fetch reading no partitions, or the broker
 //     shutting down answers at once.
 //   - Fetch sessions (KIP-227) from v7, kept per node by package
 //     fetchsession (docs/log.md, fetch sessions): epoch 0 creates one

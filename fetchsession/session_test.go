@@ -232,3 +232,31 @@ func TestFetchSessionEviction(t *testing.T) {
 		t.Fatalf("zero slots created session %d", got)
 	}
 }
+
+// TestFetchSessionBuffersReused checks that a request's buffers, handed
+// back by Release, serve the session's next request with what the session
+// holds then: the partition added and the offset updated in between show,
+// and the answers start zeroed.
+func TestFetchSessionBuffersReused(t *testing.T) {
+	c := NewCache(DefaultSlots)
+	id := open(t, c, t0, 2)
+	x := c.NewContext(t0, Request{Version: 12, SessionID: id, Epoch: 1})
+	as := x.Answers()
+	as[0] = Answer{Records: true, HighWatermark: 10}
+	if _, _, err := x.Finish(t0, as); err != nil {
+		t.Fatal(err)
+	}
+	x.Release()
+	y := c.NewContext(t0, Request{Version: 12, SessionID: id, Epoch: 2, Partitions: []Requested{part("t", 1, 7), part("t", 2, 0)}})
+	parts := y.Partitions()
+	if len(parts) != 3 || parts[0].Partition != 1 || parts[0].FetchOffset != 7 || parts[1].Partition != 0 || parts[2].Partition != 2 {
+		t.Fatalf("partitions after reuse: %+v, want 1@7, 0 (moved back after its records), 2 (added)", parts)
+	}
+	for i, a := range y.Answers() {
+		if a != (Answer{}) {
+			t.Fatalf("answer %d not zeroed: %+v", i, a)
+		}
+	}
+	y.Release()
+	y.Release() // a second release is harmless
+}
