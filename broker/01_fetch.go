@@ -81,15 +81,21 @@ func handleFetch(b *Broker, r *request) (kmsg.Response, error) {
 	var resp *wire.FetchResponse
 	answers := fctx.Answers()
 	var watched []*storage.Partition
+	registered := false
 	longpoll.Poll(b.serveCtx, b.clock, deadline, func(wake chan<- struct{}) (bool, func()) {
+		// A fetch that can be answered at once (most, while a consumer is
+		// behind) registers no wake-up on its partitions: only one about
+		// to park does, and then reads again, so that an append between
+		// the first read and the registration is not missed. One whose
+		// wait is over (MaxWaitMs 0) parks no more.
+		if !registered {
+			if f.attempt(r.conn, maxBytes, answers, &resp) || !b.clock.Now().Before(deadline) {
+				return true, func() {}
+			}
+			registered = true
+		}
 		watched = f.partitions(watched[:0], func(p *storage.Partition) { p.Watch(wake) })
-		var bytes int64
-		var failed bool
-		resp, bytes, failed = f.once(r.conn, maxBytes, answers)
-		// Nothing to watch (a request naming no partitions) answers at
-		// once, as in Kafka: no append could ever wake it.
-		done := failed || len(watched) == 0 || bytes >= int64(req.MinBytes)
-		return done, func() {
+		return f.attempt(r.conn, maxBytes, answers, &resp), func() {
 			for _, p := range watched {
 				p.Unwatch(wake)
 			}
@@ -252,6 +258,16 @@ func (r *request) fetchDenied(f *fetchPlan) []bool {
 		}
 	})
 	return denied
+}
+
+// attempt reads the plan once into *resp and reports whether the answer
+// is ready: a partition failed, MinBytes are there, or the plan reads no
+// partitions, which answers at once as in Kafka (no append could ever
+// wake it; a request whose partitions all do not exist fails).
+func (f *fetchPlan) attempt(c *conn, maxBytes int32, answers []fetchsession.Answer, resp **wire.FetchResponse) bool {
+	r, bytes, failed := f.once(c, maxBytes, answers)
+	*resp = r
+	return failed || len(f.parts) == 0 || bytes >= int64(f.req.MinBytes)
 }
 
 // once reads every partition of the plan once. It returns the response,
