@@ -24,6 +24,7 @@ import (
 	"github.com/sharebroker/sharebroker/brokerconfig"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/faults"
+	"github.com/sharebroker/sharebroker/fetchsession"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/internal/connquota"
@@ -55,6 +56,11 @@ type Broker struct {
 	shareServing *shareserve.Service
 	metrics      *metrics.Metrics
 	faults       faults.Store // armed by the test API (faults.go)
+
+	// fetchSessions are each node's Fetch sessions (KIP-227), by node
+	// index (01_fetch.go).
+	fetchSessions []*fetchsession.Cache
+
 	nodes
 	// authn is who a client is: the TLS of the SSL listeners, the
 	// enabled SASL mechanisms and the SASL users (package auth).
@@ -227,6 +233,7 @@ func New(cfg Config) (*Broker, error) {
 		DeadLetters: b.deadLetterOptions(),
 		StoryEvents: int(b.cfg.props.Int32("sharebroker.record.story.events")),
 	})
+	b.fetchSessions = newFetchSessions(r.Nodes, int(r.props.Int32("max.incremental.fetch.session.cache.slots")))
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
 	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns, b.shareServing)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/auth"
+	"github.com/sharebroker/sharebroker/fetchsession"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/shareserve"
@@ -65,6 +66,9 @@ var codes = []struct {
 	{shareserve.ErrShareSessionNotFound, kerr.ShareSessionNotFound},
 	{shareserve.ErrInvalidShareSessionEpoch, kerr.InvalidShareSessionEpoch},
 	{shareserve.ErrShareSessionLimit, kerr.ShareSessionLimitReached},
+	{fetchsession.ErrSessionNotFound, kerr.FetchSessionIDNotFound},
+	{fetchsession.ErrInvalidEpoch, kerr.InvalidFetchSessionEpoch},
+	{fetchsession.ErrTopicIDMismatch, kerr.FetchSessionTopicIDError},
 	{group.ErrInvalidRequest, kerr.InvalidRequest},
 	{group.ErrInvalidGroupID, kerr.InvalidGroupID},
 	{group.ErrGroupIDNotFound, kerr.GroupIDNotFound},

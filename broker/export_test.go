@@ -1,5 +1,7 @@
 package broker
 
+import "github.com/sharebroker/sharebroker/fetchsession"
+
 // SetTxnProduceHook sets b's txnProduceHook. Call it before b serves any
 // request.
 func SetTxnProduceHook(b *Broker, f func()) { b.txnProduceHook = f }
@@ -35,3 +37,7 @@ func NodeListenerAddrs(b *Broker, name string) []string {
 	}
 	return out
 }
+
+// FetchSessionStats returns the figures of the first node's Fetch
+// session cache.
+func FetchSessionStats(b *Broker) fetchsession.Stats { return b.fetchSessions[0].Stats() }

@@ -100,6 +100,8 @@ var brokerProperties = []configdef.Def{
 		Doc: "Largest record batch accepted; default of the topic property max.message.bytes."},
 	{Name: "fetch.max.bytes", Default: "57671680", Kind: configdef.Int, Scope: configdef.Broker, Min: 1024, Max: configdef.Int32Max,
 		Doc: "Upper bound of the bytes one Fetch response returns, whatever the request asks."},
+	{Name: "max.incremental.fetch.session.cache.slots", Default: "1000", Kind: configdef.Int, Scope: configdef.Broker, Min: 0, Max: configdef.Int32Max,
+		Doc: "Fetch sessions (KIP-227) each node keeps; a full fetch finding none free and none evictable is answered without a session."},
 	{Name: "log.retention.ms", Default: "604800000", Kind: configdef.Long, Scope: configdef.Broker, Min: -1, Max: configdef.Int64Max,
 		Doc: "Default of retention.ms (7 days); -1 keeps records forever."},
 	{Name: "log.retention.bytes", Default: "-1", Kind: configdef.Long, Scope: configdef.Broker, Min: -1, Max: configdef.Int64Max,
