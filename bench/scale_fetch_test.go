@@ -35,21 +35,12 @@ const (
 func BenchmarkScaleFetchPartitions(b *testing.B) {
 	skipUnlessScale(b)
 	for _, n := range scalePoints(b, "PARTITIONS", 16, 256, 1024, 4096) {
-		for _, p := range scaleFetchPeers {
+		for _, p := range processPeers {
 			b.Run(fmt.Sprintf("partitions=%d/%s", n, p.name), func(b *testing.B) {
 				benchScaleFetch(b, p, int32(n))
 			})
 		}
 	}
-}
-
-// scaleFetchPeers are processPeers with sharebroker's HTTP listener off:
-// startSharebrokerProcess leaves it on its default port, which a broker
-// another benchmark process started may hold (the child then exits right
-// after its first answer).
-var scaleFetchPeers = []processPeer{
-	{name: "sharebroker", start: func(tb testing.TB) *childBroker { return startSharebrokerProcessArgs(tb, "--http", "") }},
-	{name: "kfake", start: startKfakeProcess},
 }
 
 func benchScaleFetch(b *testing.B, p processPeer, partitions int32) {
