@@ -42,7 +42,6 @@ const (
 	scaleCreateTopicsVersion = 7
 )
 
-
 func BenchmarkScaleMetadata(b *testing.B) {
 	skipUnlessScale(b)
 	for _, n := range scalePoints(b, "TOPICS", 1000, 3000, 10000, 20000) {
