@@ -135,9 +135,19 @@ func assignPool(members []string, parts []topicPartition, prev map[string]map[to
 			holders[pi] = append(holders[pi], mi)
 		}
 	}
+	// Both lists stay ascending while steps 2 and 3 trim them, so a drop
+	// finds its entries by binary search: a rebalance of thousands of
+	// partitions costs n log n, not n² (issue 22).
+	unhold := func(mi, pi int) {
+		if i, ok := slices.BinarySearch(holders[pi], mi); ok {
+			holders[pi] = slices.Delete(holders[pi], i, i+1)
+		}
+	}
 	drop := func(mi, pi int) {
-		held[mi] = slices.DeleteFunc(held[mi], func(x int) bool { return x == pi })
-		holders[pi] = slices.DeleteFunc(holders[pi], func(x int) bool { return x == mi })
+		if i, ok := slices.BinarySearch(held[mi], pi); ok {
+			held[mi] = slices.Delete(held[mi], i, i+1)
+		}
+		unhold(mi, pi)
 	}
 
 	// Step 2: trim partitions shared by more members than desired, taking
@@ -156,8 +166,11 @@ func assignPool(members []string, parts []topicPartition, prev map[string]map[to
 	// Step 3: trim members still above quota, dropping their highest
 	// partitions.
 	for mi := range members {
-		for len(held[mi]) > quota[mi] {
-			drop(mi, held[mi][len(held[mi])-1])
+		if len(held[mi]) > quota[mi] {
+			for _, pi := range held[mi][quota[mi]:] {
+				unhold(mi, pi)
+			}
+			held[mi] = held[mi][:quota[mi]]
 		}
 	}
 
