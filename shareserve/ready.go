@@ -67,8 +67,15 @@ type watchedPart struct {
 	gone bool
 }
 
-func newReadySet() *readySet {
-	return &readySet{byTP: make(map[TopicPartition]*watchedPart)}
+// newReadySet returns an empty set sized for a session opened with n
+// partitions: a session of thousands then fills it without regrowing.
+func newReadySet(n int) *readySet {
+	return &readySet{
+		byTP:  make(map[TopicPartition]*watchedPart, n),
+		bySeq: make([]*watchedPart, 0, n),
+		bits:  make([]uint64, 0, (n+63)/64),
+		check: make([]*watchedPart, 0, n),
+	}
 }
 
 // Changed marks the partition ready and to check, and wakes the

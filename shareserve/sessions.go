@@ -154,7 +154,8 @@ func (s *Sessions) openView(key SessionKey, owner any, parts []TopicPartition) (
 	} else {
 		s.byNode[key.Node]++
 	}
-	sess := &session{key: key, owner: owner, epoch: 1, ready: newReadySet()}
+	sess := &session{key: key, owner: owner, epoch: 1, ready: newReadySet(len(parts)),
+		parts: make([]SessionPartition, 0, len(parts))}
 	for _, tp := range parts {
 		sess.add(tp)
 	}
