@@ -208,7 +208,14 @@ func (f *fetchWork) resolve(w *watchedPart) (r resolvedPartition, err error) {
 	r.tp = w.tp
 	if r.t = f.s.store.TopicByID(w.tp.TopicID); r.t != nil {
 		if r.log = r.t.Partition(w.tp.Partition); r.log != nil {
-			r.part = f.s.Get(f.key.Group, r.t, r.log)
+			// The share partition the session subscribed to is the
+			// registry's while it is not dropped and is of this log:
+			// no registry lookup per look (issue 22).
+			if p := f.ready.subscribedPart(w); p != nil && p.Log == r.log && !p.dropped.Load() {
+				r.part = p
+			} else {
+				r.part = f.s.Get(f.key.Group, r.t, r.log)
+			}
 		}
 	}
 	f.ready.subscribe(w, r.log, r.part)

@@ -207,6 +207,14 @@ func (rs *readySet) subscribe(w *watchedPart, log *storage.Partition, part *Part
 	rs.subscribeLocked(w, log, part)
 }
 
+// subscribedPart returns the share partition w is subscribed to, nil if
+// none.
+func (rs *readySet) subscribedPart(w *watchedPart) *Partition {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return w.part
+}
+
 func (rs *readySet) subscribeLocked(w *watchedPart, log *storage.Partition, part *Partition) {
 	if w.log != log {
 		if w.log != nil {
