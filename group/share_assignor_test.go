@@ -132,3 +132,35 @@ func BenchmarkAssignSimpleJoin(b *testing.B) {
 		assignSimple(two, topics, prev)
 	}
 }
+
+// partIndex finds every partition of runs of topics and falls back to a
+// full index for any other shape.
+func TestPartIndex(t *testing.T) {
+	a, b := tid("A"), tid("B")
+	for name, parts := range map[string][]topicPartition{
+		"runs":           {{a, 0}, {a, 1}, {a, 2}, {b, 0}, {b, 1}},
+		"out of order":   {{a, 1}, {a, 0}, {b, 0}},
+		"topic twice":    {{a, 0}, {b, 0}, {a, 1}},
+		"starts above 0": {{a, 2}, {a, 3}},
+		"a gap in a run": {{a, 0}, {a, 2}},
+		"one partition":  {{b, 0}},
+		"nothing at all": nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			index := partIndex(parts)
+			for i, tp := range parts {
+				if got, ok := index(tp); !ok || got != i {
+					t.Errorf("index(%v) = %d, %v; want %d", tp, got, ok, i)
+				}
+			}
+			for _, absent := range []topicPartition{{a, 7}, {b, -1}, {tid("C"), 0}} {
+				if slices.Contains(parts, absent) {
+					continue
+				}
+				if got, ok := index(absent); ok {
+					t.Errorf("index(%v) = %d, true for a partition not in parts", absent, got)
+				}
+			}
+		})
+	}
+}
