@@ -378,6 +378,7 @@ func (f *fetchWork) acquireFrom(r resolvedPartition, sp *sharepartition.SharePar
 func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartition {
 	var listed, failed []TopicPartition
 	if epoch == 0 {
+		listed = make([]TopicPartition, 0, len(parts)+len(f.acked))
 		for _, sp := range parts {
 			listed = append(listed, sp.TopicPartition)
 			if a := f.answers[sp.TopicPartition]; a != nil && a.Err != nil {
