@@ -116,6 +116,16 @@ func (f *fetchWork) answer(tp TopicPartition) *Answer {
 	return a
 }
 
+// sessionAnswer is answer for a session partition the request looked at,
+// with its place in the session. Only a partition with something to say
+// (records, an error) gets one: most looks at thousands of partitions
+// find nothing.
+func (f *fetchWork) sessionAnswer(w *watchedPart) *Answer {
+	a := f.answer(w.tp)
+	a.seq, a.inSession = w.seq.Load(), true
+	return a
+}
+
 // Answer returns what tp answers, or nil if nothing happened to it.
 func (f *fetchWork) Answer(tp TopicPartition) *Answer { return f.answers[tp] }
 
@@ -226,9 +236,7 @@ func (f *fetchWork) resolve(w *watchedPart) (r resolvedPartition, err error) {
 		err = unknownPartition(r.t, w.tp.Partition)
 	}
 	if err != nil {
-		a := f.answer(w.tp)
-		a.seq, a.inSession = w.seq.Load(), true
-		a.Err = err
+		f.sessionAnswer(w).Err = err
 		f.ready.recheck(w) // answered again until it exists or leaves
 	}
 	return r, err
@@ -285,8 +293,6 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 			failed = true
 			continue
 		}
-		a := f.answer(r.tp)
-		a.seq, a.inSession = w.seq.Load(), true
 		log, sp := r.log, r.part.Share
 		if logStart := log.Offsets().LogStart; sp.StartOffset() < logStart {
 			sp.LogStartMoved(logStart, now) // rows 9 and §1.4: archive what retention removed
@@ -295,7 +301,7 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 			r.part.moving.RLock()
 			if err := f.edge.Leads(f.key.Node, r.tp); err != nil {
 				r.part.moving.RUnlock()
-				a.Err = err
+				f.sessionAnswer(w).Err = err
 				failed = true
 				f.ready.restore(w)
 				continue
@@ -311,7 +317,7 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 			f.afterLook(r.tp)
 		}
 		if err != nil {
-			a.Err = err
+			f.sessionAnswer(w).Err = err
 			failed = true
 			f.ready.restore(w)
 			continue
@@ -320,6 +326,7 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 			continue // nothing acquirable: it leaves the ready set
 		}
 		f.ready.restore(w)
+		a := f.sessionAnswer(w)
 		a.Ranges = append(a.Ranges, got...)
 		a.Records = r.log.ReadRangeInto(a.Ranges[0].FirstOffset, a.Ranges[len(a.Ranges)-1].LastOffset, f.readBuf)
 		for _, rg := range got {
