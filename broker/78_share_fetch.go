@@ -97,7 +97,11 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	if mode != sharepartition.BatchOptimized && mode != sharepartition.RecordLimit {
 		return fail(fmt.Errorf("%w: ShareAcquireMode %d is neither 0 (batch optimized) nor 1 (record limit)", errInvalidRequest, req.ShareAcquireMode))
 	}
-	var parts []shareserve.PartitionAcks
+	named := 0
+	for _, rt := range req.Topics {
+		named += len(rt.Partitions)
+	}
+	parts := make([]shareserve.PartitionAcks, 0, named) // a session opens with thousands
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
 			p := shareserve.PartitionAcks{TopicPartition: shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}}
