@@ -107,6 +107,23 @@ func (s *Service) newFetch(key SessionKey, cfg group.ShareGroupConfig) *fetchWor
 	return f
 }
 
+// expectAcks sizes the answers and the acknowledged list for the
+// partitions of parts that carry acknowledgements, and as many acquiring:
+// at thousands of partitions a fetch acknowledges dozens, and both grew
+// one by one.
+func (f *fetchWork) expectAcks(parts []PartitionAcks) {
+	n := 0
+	for i := range parts {
+		if len(parts[i].Acks) > 0 {
+			n++
+		}
+	}
+	if n > 0 {
+		f.answers = make(map[TopicPartition]*Answer, 2*n)
+		f.acked = make([]TopicPartition, 0, n)
+	}
+}
+
 func (f *fetchWork) answer(tp TopicPartition) *Answer {
 	a := f.answers[tp]
 	if a == nil {

@@ -160,6 +160,7 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 	cfg := s.groupConfig(req.Key.Group) // once for the whole request
 	res := FetchResult{LockDuration: cfg.RecordLockDuration}
 	f := s.newFetch(req.Key, cfg)
+	f.expectAcks(req.Partitions)
 	f.readBuf = req.ReadBuf
 	f.ready, f.noneAppearing = view.ready, !view.appearing
 	// READ on each topic of the session, checked on every request as
