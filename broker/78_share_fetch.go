@@ -64,6 +64,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -97,7 +98,11 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 	if mode != sharepartition.BatchOptimized && mode != sharepartition.RecordLimit {
 		return fail(fmt.Errorf("%w: ShareAcquireMode %d is neither 0 (batch optimized) nor 1 (record limit)", errInvalidRequest, req.ShareAcquireMode))
 	}
-	var parts []shareserve.PartitionAcks
+	named := 0
+	for _, rt := range req.Topics {
+		named += len(rt.Partitions)
+	}
+	parts := make([]shareserve.PartitionAcks, 0, named) // a session opens with thousands
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
 			p := shareserve.PartitionAcks{TopicPartition: shareserve.TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}}
@@ -149,16 +154,31 @@ func handleShareFetch(b *Broker, r *request) (kmsg.Response, error) {
 // a partition another node leads names its leader, and the answer that
 // leader's endpoint (KIP-951).
 func writeShareFetchAnswers(resp *wire.ShareFetchResponse, listed []shareserve.PartitionAnswer, leaders leaderEndpoints) {
+	// Topics in order of first appearance, each sized for its partitions
+	// first: appending a few hundred-byte entries one by one regrew the
+	// slices on every fetch.
 	topicIndex := make(map[storage.TopicID]int)
+	var counts []int
+	for k := range listed {
+		i, ok := topicIndex[listed[k].TopicID]
+		if !ok {
+			i = len(counts)
+			topicIndex[listed[k].TopicID] = i
+			counts = append(counts, 0)
+		}
+		counts[i]++
+	}
+	base := len(resp.Topics)
+	resp.Topics = slices.Grow(resp.Topics, len(counts))
 	for k := range listed {
 		a := &listed[k]
-		i, ok := topicIndex[a.TopicID]
-		if !ok {
+		n := topicIndex[a.TopicID]
+		i := base + n
+		if i == len(resp.Topics) {
 			t := kmsg.NewShareFetchResponseTopic()
 			t.TopicID = a.TopicID
+			t.Partitions = make([]kmsg.ShareFetchResponseTopicPartition, 0, counts[n])
 			resp.Topics = append(resp.Topics, t)
-			i = len(resp.Topics) - 1
-			topicIndex[a.TopicID] = i
 		}
 		p := kmsg.NewShareFetchResponseTopicPartition()
 		p.Partition = a.Partition

@@ -47,6 +47,10 @@ func (e shareEdge) Leads(node int32, tp shareserve.TopicPartition) error {
 	return shareNotLeader{l, notLeaderErr(tp, l)}
 }
 
+// LeadsAll says a single node leads every partition, so shareserve need
+// not ask Leads for each partition of a session on every ShareFetch.
+func (e shareEdge) LeadsAll(int32) bool { return e.b.cfg.Nodes == 1 }
+
 // AuthorizeRead refuses a topic the request's principal may not READ with
 // errShareTopicAuthorization; requester is the *request. A topic ID that
 // names no topic is answered UNKNOWN_TOPIC_ID elsewhere, not refused here.

@@ -115,10 +115,7 @@ func assignPool(members []string, parts []topicPartition, prev map[string]map[to
 		return
 	}
 	sharing, quota := poolShares(m, p, maxSharing)
-	index := make(map[topicPartition]int, p)
-	for i, tp := range parts {
-		index[tp] = i
-	}
+	index := partIndex(parts)
 
 	// Step 1: keep what each member held of these partitions, in
 	// partition order.
@@ -126,7 +123,7 @@ func assignPool(members []string, parts []topicPartition, prev map[string]map[to
 	holders := make([][]int, p) // partition -> member indexes, ascending
 	for mi, id := range members {
 		for tp := range prev[id] {
-			if pi, ok := index[tp]; ok {
+			if pi, ok := index(tp); ok {
 				held[mi] = append(held[mi], pi)
 			}
 		}
@@ -135,9 +132,19 @@ func assignPool(members []string, parts []topicPartition, prev map[string]map[to
 			holders[pi] = append(holders[pi], mi)
 		}
 	}
+	// Both lists stay ascending while steps 2 and 3 trim them, so a drop
+	// finds its entries by binary search: a rebalance of thousands of
+	// partitions costs n log n, not n² (issue 22).
+	unhold := func(mi, pi int) {
+		if i, ok := slices.BinarySearch(holders[pi], mi); ok {
+			holders[pi] = slices.Delete(holders[pi], i, i+1)
+		}
+	}
 	drop := func(mi, pi int) {
-		held[mi] = slices.DeleteFunc(held[mi], func(x int) bool { return x == pi })
-		holders[pi] = slices.DeleteFunc(holders[pi], func(x int) bool { return x == mi })
+		if i, ok := slices.BinarySearch(held[mi], pi); ok {
+			held[mi] = slices.Delete(held[mi], i, i+1)
+		}
+		unhold(mi, pi)
 	}
 
 	// Step 2: trim partitions shared by more members than desired, taking
@@ -156,8 +163,11 @@ func assignPool(members []string, parts []topicPartition, prev map[string]map[to
 	// Step 3: trim members still above quota, dropping their highest
 	// partitions.
 	for mi := range members {
-		for len(held[mi]) > quota[mi] {
-			drop(mi, held[mi][len(held[mi])-1])
+		if len(held[mi]) > quota[mi] {
+			for _, pi := range held[mi][quota[mi]:] {
+				unhold(mi, pi)
+			}
+			held[mi] = held[mi][:quota[mi]]
 		}
 	}
 
@@ -200,9 +210,40 @@ func assignPool(members []string, parts []topicPartition, prev map[string]map[to
 	}
 
 	for mi, id := range members {
+		if len(out[id]) == 0 { // this member's first pool: size it once
+			out[id] = make(map[topicPartition]bool, len(held[mi]))
+		}
 		for _, pi := range held[mi] {
 			out[id][parts[pi]] = true
 		}
+	}
+}
+
+// partIndex returns the lookup of a partition's index in parts. When
+// parts are runs of each topic's partitions 0..n-1, as appendPartitions
+// builds them, it keeps a map of the runs' starts, not of every
+// partition, so a rebalance of thousands of partitions does not build one
+// more map of them all; other shapes get a map of every partition.
+func partIndex(parts []topicPartition) func(topicPartition) (int, bool) {
+	type run struct{ start, n int }
+	runs := make(map[[16]byte]run)
+	for i := 0; i < len(parts); {
+		j := i
+		for j < len(parts) && parts[j].id == parts[i].id && int(parts[j].partition) == j-i {
+			j++
+		}
+		if _, seen := runs[parts[i].id]; seen || j == i {
+			return fullPartIndex(parts)
+		}
+		runs[parts[i].id] = run{i, j - i}
+		i = j
+	}
+	return func(tp topicPartition) (int, bool) {
+		r, ok := runs[tp.id]
+		if !ok || tp.partition < 0 || int(tp.partition) >= r.n {
+			return 0, false
+		}
+		return r.start + int(tp.partition), true
 	}
 }
 
@@ -224,4 +265,15 @@ func poolShares(m, p, maxSharing int) (sharing int, quota []int) {
 		quota[i] = ceilDiv(slots*(i+1), m) - ceilDiv(slots*i, m)
 	}
 	return sharing, quota
+}
+
+func fullPartIndex(parts []topicPartition) func(topicPartition) (int, bool) {
+	index := make(map[topicPartition]int, len(parts))
+	for i, tp := range parts {
+		index[tp] = i
+	}
+	return func(tp topicPartition) (int, bool) {
+		i, ok := index[tp]
+		return i, ok
+	}
 }

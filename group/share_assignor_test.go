@@ -103,3 +103,64 @@ func TestAssignSimpleSticky(t *testing.T) {
 		})
 	}
 }
+
+// TestAssignSimpleJoinManyPartitions is a second member joining a member
+// that holds 4096 partitions: the first keeps its lowest half, the
+// newcomer gets the rest (the trim of step 3 over thousands of
+// partitions, which BenchmarkAssignSimpleJoin times).
+func TestAssignSimpleJoinManyPartitions(t *testing.T) {
+	const n = 4096
+	topics := topicsOf(map[string]int32{"T": n})
+	one := members("m0:T")
+	two := members("m0:T", "m1:T")
+	got := assignSimple(two, topics, assignSimple(one, topics, nil))
+	for p := int32(0); p < n; p++ {
+		tp := topicPartition{tid("T"), p}
+		if keeps := p < n/2; got["m0"][tp] != keeps || got["m1"][tp] == keeps {
+			t.Fatalf("partition %d: m0 holds %v, m1 holds %v; want m0 to hold exactly the lowest half", p, got["m0"][tp], got["m1"][tp])
+		}
+	}
+}
+
+// BenchmarkAssignSimpleJoin times a second member joining a member that
+// holds all 4096 partitions of a topic.
+func BenchmarkAssignSimpleJoin(b *testing.B) {
+	topics := topicsOf(map[string]int32{"T": 4096})
+	prev := assignSimple(members("m0:T"), topics, nil)
+	two := members("m0:T", "m1:T")
+	for b.Loop() {
+		assignSimple(two, topics, prev)
+	}
+}
+
+// partIndex finds every partition of runs of topics and falls back to a
+// full index for any other shape.
+func TestPartIndex(t *testing.T) {
+	a, b := tid("A"), tid("B")
+	for name, parts := range map[string][]topicPartition{
+		"runs":           {{a, 0}, {a, 1}, {a, 2}, {b, 0}, {b, 1}},
+		"out of order":   {{a, 1}, {a, 0}, {b, 0}},
+		"topic twice":    {{a, 0}, {b, 0}, {a, 1}},
+		"starts above 0": {{a, 2}, {a, 3}},
+		"a gap in a run": {{a, 0}, {a, 2}},
+		"one partition":  {{b, 0}},
+		"nothing at all": nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			index := partIndex(parts)
+			for i, tp := range parts {
+				if got, ok := index(tp); !ok || got != i {
+					t.Errorf("index(%v) = %d, %v; want %d", tp, got, ok, i)
+				}
+			}
+			for _, absent := range []topicPartition{{a, 7}, {b, -1}, {tid("C"), 0}} {
+				if slices.Contains(parts, absent) {
+					continue
+				}
+				if got, ok := index(absent); ok {
+					t.Errorf("index(%v) = %d, true for a partition not in parts", absent, got)
+				}
+			}
+		})
+	}
+}

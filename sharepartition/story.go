@@ -146,6 +146,13 @@ func (e *storyEvent) export() StoryEvent {
 	return out
 }
 
+// storyRingFirst is the slots a ring takes at its first event. A share
+// partition read once tells a handful of events (acquired, acknowledged),
+// and a broker with thousands of partitions holds a ring for each, so
+// rings start small and double (issue 22: 16 slots per partition were the
+// largest pointer-holding part of the heap at 4096 partitions).
+const storyRingFirst = 4
+
 // storyRing is a bounded ring of events, oldest overwritten first. It grows
 // by doubling up to its size, so a quiet share partition holds little, and
 // allocates nothing more once full.
@@ -202,7 +209,7 @@ func (r *storyRing) add(e storyEvent) {
 	}
 	if !r.full() {
 		if len(r.buf) == cap(r.buf) {
-			grown := make([]storyEvent, len(r.buf), min(max(16, 2*cap(r.buf)), r.size))
+			grown := make([]storyEvent, len(r.buf), min(max(storyRingFirst, 2*cap(r.buf)), r.size))
 			copy(grown, r.buf)
 			r.buf = grown
 		}

@@ -114,12 +114,39 @@ func (s *Service) newFetch(key SessionKey, cfg group.ShareGroupConfig) *fetchWor
 	return f
 }
 
+// expectAcks sizes the answers and the acknowledged list for the
+// partitions of parts that carry acknowledgements, and as many acquiring:
+// at thousands of partitions a fetch acknowledges dozens, and both grew
+// one by one.
+func (f *fetchWork) expectAcks(parts []PartitionAcks) {
+	n := 0
+	for i := range parts {
+		if len(parts[i].Acks) > 0 {
+			n++
+		}
+	}
+	if n > 0 {
+		f.answers = make(map[TopicPartition]*Answer, 2*n)
+		f.acked = make([]TopicPartition, 0, n)
+	}
+}
+
 func (f *fetchWork) answer(tp TopicPartition) *Answer {
 	a := f.answers[tp]
 	if a == nil {
 		a = &Answer{}
 		f.answers[tp] = a
 	}
+	return a
+}
+
+// sessionAnswer is answer for a session partition the request looked at,
+// with its place in the session. Only a partition with something to say
+// (records, an error) gets one: most looks at thousands of partitions
+// find nothing.
+func (f *fetchWork) sessionAnswer(w *watchedPart) *Answer {
+	a := f.answer(w.tp)
+	a.seq, a.inSession = w.seq.Load(), true
 	return a
 }
 
@@ -271,7 +298,14 @@ func (f *fetchWork) resolve(w *watchedPart) (r resolvedPartition, err error) {
 	r.tp = w.tp
 	if r.t = f.s.store.TopicByID(w.tp.TopicID); r.t != nil {
 		if r.log = r.t.Partition(w.tp.Partition); r.log != nil {
-			r.part = f.s.Get(f.key.Group, r.t, r.log)
+			// The share partition the session subscribed to is the
+			// registry's while it is not dropped and is of this log:
+			// no registry lookup per look (issue 22).
+			if p := f.ready.subscribedPart(w); p != nil && p.Log == r.log && !p.dropped.Load() {
+				r.part = p
+			} else {
+				r.part = f.s.Get(f.key.Group, r.t, r.log)
+			}
 		}
 	}
 	f.ready.subscribe(w, r.log, r.part)
@@ -282,9 +316,7 @@ func (f *fetchWork) resolve(w *watchedPart) (r resolvedPartition, err error) {
 		err = unknownPartition(r.t, w.tp.Partition)
 	}
 	if err != nil {
-		a := f.answer(w.tp)
-		a.seq, a.inSession = w.seq.Load(), true
-		a.Err = err
+		f.sessionAnswer(w).Err = err
 		f.ready.recheck(w) // answered again until it exists or leaves
 	}
 	return r, err
@@ -341,8 +373,6 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 			failed = true
 			continue
 		}
-		a := f.answer(r.tp)
-		a.seq, a.inSession = w.seq.Load(), true
 		log, sp := r.log, r.part.Share
 		if logStart := log.Offsets().LogStart; sp.StartOffset() < logStart {
 			sp.LogStartMoved(logStart, now) // rows 9 and §1.4: archive what retention removed
@@ -351,7 +381,7 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 			r.part.moving.RLock()
 			if err := f.edge.Leads(f.key.Node, r.tp); err != nil {
 				r.part.moving.RUnlock()
-				a.Err = err
+				f.sessionAnswer(w).Err = err
 				failed = true
 				f.ready.restore(w)
 				continue
@@ -367,7 +397,7 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 			f.afterLook(r.tp)
 		}
 		if err != nil {
-			a.Err = err
+			f.sessionAnswer(w).Err = err
 			failed = true
 			f.ready.restore(w)
 			continue
@@ -376,6 +406,7 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 			continue // nothing acquirable: it leaves the ready set
 		}
 		f.ready.restore(w)
+		a := f.sessionAnswer(w)
 		a.Ranges = append(a.Ranges, got...)
 		a.Records = r.log.ReadRangeInto(a.Ranges[0].FirstOffset, a.Ranges[len(a.Ranges)-1].LastOffset, f.readBuf)
 		for _, rg := range got {
@@ -434,6 +465,7 @@ func (f *fetchWork) acquireFrom(r resolvedPartition, sp *sharepartition.SharePar
 func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartition {
 	var listed, failed []TopicPartition
 	if epoch == 0 {
+		listed = make([]TopicPartition, 0, len(parts)+len(f.acked))
 		for _, sp := range parts {
 			listed = append(listed, sp.TopicPartition)
 			if a := f.answers[sp.TopicPartition]; a != nil && a.Err != nil {

@@ -67,8 +67,15 @@ type watchedPart struct {
 	gone bool
 }
 
-func newReadySet() *readySet {
-	return &readySet{byTP: make(map[TopicPartition]*watchedPart)}
+// newReadySet returns an empty set sized for a session opened with n
+// partitions: a session of thousands then fills it without regrowing.
+func newReadySet(n int) *readySet {
+	return &readySet{
+		byTP:  make(map[TopicPartition]*watchedPart, n),
+		bySeq: make([]*watchedPart, 0, n),
+		bits:  make([]uint64, 0, (n+63)/64),
+		check: make([]*watchedPart, 0, n),
+	}
 }
 
 // Changed marks the partition ready and to check, and wakes the
@@ -200,6 +207,14 @@ func (rs *readySet) subscribe(w *watchedPart, log *storage.Partition, part *Part
 	rs.subscribeLocked(w, log, part)
 }
 
+// subscribedPart returns the share partition w is subscribed to, nil if
+// none.
+func (rs *readySet) subscribedPart(w *watchedPart) *Partition {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return w.part
+}
+
 func (rs *readySet) subscribeLocked(w *watchedPart, log *storage.Partition, part *Partition) {
 	if w.log != log {
 		if w.log != nil {
@@ -320,6 +335,18 @@ func (rs *readySet) unpark(ch chan<- struct{}) {
 	defer rs.mu.Unlock()
 	if i := slices.Index(rs.waiters, ch); i >= 0 {
 		rs.waiters = slices.Delete(rs.waiters, i, i+1)
+	}
+}
+
+// seqsOf calls f with the place in the session of each of tps that is in
+// it, in order, holding the set's lock once for all of them.
+func (rs *readySet) seqsOf(tps []TopicPartition, f func(seq uint64)) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	for _, tp := range tps {
+		if w := rs.byTP[tp]; w != nil {
+			f(w.seq.Load())
+		}
 	}
 }
 

@@ -253,3 +253,32 @@ func TestReadySetStaysInProportionToTheSession(t *testing.T) {
 		t.Fatalf("partition 6 acquired %v after the churn, want 0-1", got)
 	}
 }
+
+// share-fetch-ready-set: a session keeps the share partition it resolved
+// and looks it up again only when the registry dropped it; after its
+// group's or topic's share state is dropped, the session's next fetch
+// works on state made anew (the records its member held are acquirable
+// again at delivery 1), not on the share partition it resolved before.
+func TestReadySetResolvesDroppedStateAnew(t *testing.T) {
+	for name, drop := range map[string]func(f *fixture){
+		"group": func(f *fixture) { f.s.DropGroup("g") },
+		"topic": func(f *fixture) { f.s.DropTopic("g", f.topic.ID) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			f, _ := newServeFixture(t, 1, 10)
+			f.produce(t, 0, 2)
+			key, parts := f.open(t, "m1", 1)
+			if got := ranges(f.fetchOnce(key, parts, 0, wide).Answer(f.tp(0))); !slices.Equal(got, [][3]int64{{0, 1, 1}}) {
+				t.Fatalf("first fetch acquired %v, want 0-1 at delivery 1", got)
+			}
+			before := f.s.Lookup(Key{Group: "g", TopicPartition: f.tp(0)})
+			drop(f)
+			if got := ranges(f.fetchOnce(key, parts, 1, wide).Answer(f.tp(0))); !slices.Equal(got, [][3]int64{{0, 1, 1}}) {
+				t.Fatalf("fetch after the drop acquired %v, want 0-1 at delivery 1 from new state", got)
+			}
+			if after := f.s.Lookup(Key{Group: "g", TopicPartition: f.tp(0)}); after == nil || after == before {
+				t.Fatalf("the registry holds %p after the drop (%p before); want a new share partition", after, before)
+			}
+		})
+	}
+}

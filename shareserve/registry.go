@@ -35,6 +35,10 @@ type Partition struct {
 	moving sync.RWMutex
 	// FetchLock times the fetch passes over the partition (fetchlock.go).
 	FetchLock FetchLock
+	// dropped is set, under the registry's lock, once the registry no
+	// longer holds p (its group or topic dropped, or replaced): a session
+	// that resolved p before may keep using it only while this is unset.
+	dropped atomic.Bool
 }
 
 // Keyed is a share partition with its key, as listings return it.
@@ -202,8 +206,12 @@ func (s *Service) Get(groupID string, t *storage.Topic, log *storage.Partition) 
 	key := Key{Group: groupID, TopicPartition: TopicPartition{TopicID: t.ID, Partition: log.Index}}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p := s.byKey[key]; p != nil && p.Log == log {
-		return p
+	old := s.byKey[key]
+	if old != nil && old.Log == log {
+		return old
+	}
+	if old != nil {
+		old.dropped.Store(true)
 	}
 	// A new partition, or a topic deleted and recreated with the same ID
 	// (impossible with random IDs, but then the old state is stale).
@@ -336,6 +344,7 @@ func lookAgain(dropped []*Partition) {
 // must not land after the deletion (or after the first write of a share
 // partition made anew for key).
 func (s *Service) droppedLocked(key Key, p *Partition) {
+	p.dropped.Store(true)
 	p.Share.StopPersisting()
 	if s.journal != nil {
 		s.journal.ShareDropped(key)

@@ -37,6 +37,25 @@ type Edge interface {
 	AuthorizeRead(requester any, topic storage.TopicID) error
 }
 
+// soleLeader is what an Edge may add to say that node leads every
+// partition (a cluster of one node), so that a request need not ask Leads
+// for each partition of its session: at thousands of partitions those
+// asks were a visible part of every ShareFetch (issue 22). Leads is still
+// asked where it guards an acquisition.
+type soleLeader interface {
+	LeadsAll(node int32) bool
+}
+
+// leadsAll reports whether node leads every partition: no edge, or one
+// that says so.
+func (s *Service) leadsAll(node int32) bool {
+	if s.edge == nil {
+		return true
+	}
+	sl, ok := s.edge.(soleLeader)
+	return ok && sl.LeadsAll(node)
+}
+
 // PartitionAcks is one partition a request names, with the
 // acknowledgement batches it carries for it (none for a ShareFetch that
 // only names it).
@@ -142,6 +161,7 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 	cfg := s.groupConfig(req.Key.Group) // once for the whole request
 	res := FetchResult{LockDuration: cfg.RecordLockDuration}
 	f := s.newFetch(req.Key, cfg)
+	f.expectAcks(req.Partitions)
 	f.readBuf = req.ReadBuf
 	f.ready, f.noneAppearing = view.ready, !view.appearing
 	// READ on each topic of the session, checked on every request as
@@ -175,9 +195,14 @@ func (s *Service) Fetch(ctx context.Context, req FetchRequest) FetchResult {
 
 	// Partitions another node leads, or of refused topics, are answered
 	// so and not acquired from; the request then answers without waiting.
-	// Only a refusal copies the session's partitions.
+	// Only a refusal copies the session's partitions, and with nothing
+	// denied on a node that leads everything there is nothing to refuse.
 	ours, filtered := parts, false
-	for i, sp := range parts {
+	checked := parts
+	if denied == nil && s.leadsAll(req.Key.Node) {
+		checked = nil
+	}
+	for i, sp := range checked {
 		err := denied.of(sp.TopicID)
 		if err == nil {
 			err = s.leads(req.Key.Node, sp.TopicPartition)

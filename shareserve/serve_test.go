@@ -400,3 +400,40 @@ func TestServeFetchRefusesAcksOnUnreadableTopic(t *testing.T) {
 		t.Fatalf("accepting after READ is back: %+v, want the records still m1's to accept", ack)
 	}
 }
+
+// soleLeaderEdge is fakeEdge on a node that says it leads everything, and
+// counts the Leads asks.
+type soleLeaderEdge struct {
+	fakeEdge
+	asks atomic.Int64
+}
+
+func (e *soleLeaderEdge) Leads(node int32, tp TopicPartition) error {
+	e.asks.Add(1)
+	return e.fakeEdge.Leads(node, tp)
+}
+
+func (e *soleLeaderEdge) LeadsAll(int32) bool { return true }
+
+// share-fetch-ready-set: on a node that leads every partition, an
+// incremental ShareFetch asks Leads only for the partitions it looks at,
+// not for every partition of its session.
+func TestServeSoleLeaderAsksOnlyWhatItLooksAt(t *testing.T) {
+	const n = 64
+	f, _ := newServeFixture(t, n, 10)
+	edge := &soleLeaderEdge{fakeEdge: fakeEdge{notLed: map[TopicPartition]bool{}, unread: map[storage.TopicID]bool{}}}
+	f.s.edge = edge
+	if res := f.s.Fetch(context.Background(), f.fetchReq("m1", 0, n)); res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	f.produce(t, 7, 3)
+	edge.asks.Store(0)
+	req := f.fetchReq("m1", 1, 0)
+	res := f.s.Fetch(context.Background(), req)
+	if got := ranges(answerOf(res, f.tp(7))); len(got) != 1 || got[0] != [3]int64{0, 2, 1} {
+		t.Fatalf("partition 7 acquired %v, want 0-2 at delivery 1", got)
+	}
+	if asks := edge.asks.Load(); asks > 2 {
+		t.Errorf("Leads asked %d times for a session of %d partitions with one ready; want at most 2", asks, n)
+	}
+}

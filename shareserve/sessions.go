@@ -154,7 +154,8 @@ func (s *Sessions) openView(key SessionKey, owner any, parts []TopicPartition) (
 	} else {
 		s.byNode[key.Node]++
 	}
-	sess := &session{key: key, owner: owner, epoch: 1, ready: newReadySet()}
+	sess := &session{key: key, owner: owner, epoch: 1, ready: newReadySet(len(parts)),
+		parts: make([]SessionPartition, 0, len(parts))}
 	for _, tp := range parts {
 		sess.add(tp)
 	}
@@ -296,11 +297,13 @@ func (s *Sessions) responded(key SessionKey, appeared, failed []TopicPartition) 
 		return
 	}
 	copied := false
+	// The seqs are looked up under one hold of the ready set's lock: a
+	// full answer of thousands of partitions took it once per partition.
 	set := func(tps []TopicPartition, mark bool) {
-		for _, tp := range tps {
-			i := sess.indexOf(tp)
+		sess.ready.seqsOf(tps, func(seq uint64) {
+			i := sess.indexOfSeq(seq)
 			if i < 0 || sess.parts[i].MustAppear == mark {
-				continue
+				return
 			}
 			if !copied { // requests may hold the old slice
 				sess.parts, copied = slices.Clone(sess.parts), true
@@ -311,7 +314,7 @@ func (s *Sessions) responded(key SessionKey, appeared, failed []TopicPartition) 
 			} else {
 				sess.appearing--
 			}
-		}
+		})
 	}
 	set(appeared, false)
 	set(failed, true)
@@ -333,13 +336,9 @@ func (sess *session) renumberIfSparse() {
 	sess.ready.renumber(parts)
 }
 
-// indexOf returns tp's index in parts, or -1: parts are in seq order, and
-// the ready set knows tp's seq.
-func (sess *session) indexOf(tp TopicPartition) int {
-	seq, ok := sess.ready.seqOf(tp)
-	if !ok {
-		return -1
-	}
+// indexOfSeq returns the index in parts of the partition at seq, or -1:
+// parts are in seq order.
+func (sess *session) indexOfSeq(seq uint64) int {
 	i, found := slices.BinarySearchFunc(sess.parts, seq, func(p SessionPartition, seq uint64) int { return cmp.Compare(p.seq, seq) })
 	if !found {
 		return -1
