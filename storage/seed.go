@@ -18,14 +18,8 @@ import (
 // and count are checked first, as CreateTopics checks them, so a bad item
 // is refused for what it is and not as a conflict.
 func (s *Store) EnsureTopic(name string, partitions int32, configs map[string]string, validateOnly bool) (created bool, err error) {
-	if err := ValidateTopicName(name); err != nil {
+	if err := checkNewTopic(name, partitions); err != nil {
 		return false, err
-	}
-	if partitions <= 0 {
-		return false, fmt.Errorf("%w: %d, must be at least 1", ErrInvalidPartitions, partitions)
-	}
-	if partitions > MaxPartitionsPerRequest {
-		return false, ErrTooManyPartitions
 	}
 	t := s.Topic(name)
 	if t == nil {

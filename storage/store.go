@@ -168,19 +168,29 @@ func (s *Store) Topics() []*Topic {
 	return s.listing.refresh(s.byName)
 }
 
+// checkNewTopic checks what CreateTopics checks of a topic before it
+// exists: a valid name, and a partition count from 1 to
+// MaxPartitionsPerRequest.
+func checkNewTopic(name string, partitions int32) error {
+	if err := ValidateTopicName(name); err != nil {
+		return err
+	}
+	if partitions <= 0 {
+		return fmt.Errorf("%w: %d, must be at least 1", ErrInvalidPartitions, partitions)
+	}
+	if partitions > MaxPartitionsPerRequest {
+		return ErrTooManyPartitions
+	}
+	return nil
+}
+
 // CreateTopic adds a topic with the given partitions and overrides. The
 // name must be valid (ValidateTopicName) and the count positive and at
 // most MaxPartitionsPerRequest (else ErrTooManyPartitions, before anything
 // is allocated): every creating path, auto-creation included, meets it.
 func (s *Store) CreateTopic(name string, partitions int32, configs map[string]string) (*Topic, error) {
-	if err := ValidateTopicName(name); err != nil {
+	if err := checkNewTopic(name, partitions); err != nil {
 		return nil, err
-	}
-	if partitions <= 0 {
-		return nil, fmt.Errorf("%w: %d, must be at least 1", ErrInvalidPartitions, partitions)
-	}
-	if partitions > MaxPartitionsPerRequest {
-		return nil, ErrTooManyPartitions
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
