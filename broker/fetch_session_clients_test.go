@@ -61,7 +61,7 @@ func (o *inOrder) saw(p int32, offset int64) {
 // parked. The broker must hold exactly kgo's one session at the end.
 func TestFetchSessionKgoManyPartitions(t *testing.T) {
 	const topic, partitions, perPartition = "kgo-many", 256, 20
-	b, addr := startBroker(t, broker.Config{Props: map[string]string{"num.partitions": strconv.Itoa(partitions)}})
+	b, addr := startBroker(t, broker.Config{HTTP: "127.0.0.1:0", Props: map[string]string{"num.partitions": strconv.Itoa(partitions)}})
 	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -109,6 +109,14 @@ func TestFetchSessionKgoManyPartitions(t *testing.T) {
 	if st := broker.FetchSessionStats(b); st.Sessions != 1 || st.Partitions != partitions {
 		t.Fatalf("session cache %+v, want kgo's one session of %d partitions", st, partitions)
 	}
+	// fetch-session-metrics: the cache as Kafka's FetchSessionCache
+	// gauges show it.
+	node := map[string]string{"node": "0"}
+	wantMetrics(t, scrape(t, "http://"+b.HTTPAddr().String()), []metricWant{
+		{"sharebroker_fetch_sessions", node, 1},
+		{"sharebroker_fetch_session_partitions", node, partitions},
+		{"sharebroker_fetch_session_evictions_total", node, 0},
+	})
 }
 
 // TestFetchSessionSaramaManyPartitions consumes 64 partitions with sarama's
@@ -116,7 +124,7 @@ func TestFetchSessionKgoManyPartitions(t *testing.T) {
 // request (epoch -1): all records arrive, and no session is made.
 func TestFetchSessionSaramaManyPartitions(t *testing.T) {
 	const topic, partitions, perPartition = "sarama-many", 64, 30
-	b, addr := startBroker(t, broker.Config{Props: map[string]string{"num.partitions": strconv.Itoa(partitions)}})
+	b, addr := startBroker(t, broker.Config{HTTP: "127.0.0.1:0", Props: map[string]string{"num.partitions": strconv.Itoa(partitions)}})
 	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
@@ -167,7 +175,7 @@ func TestFetchSessionSaramaManyPartitions(t *testing.T) {
 // unknown ID is closed, as Kafka does, and nothing is made).
 func TestFetchSessionKafkaGoManyPartitions(t *testing.T) {
 	const topic, partitions, perPartition = "kafkago-many", 32, 25
-	b, addr := startBroker(t, broker.Config{Props: map[string]string{"num.partitions": strconv.Itoa(partitions)}})
+	b, addr := startBroker(t, broker.Config{HTTP: "127.0.0.1:0", Props: map[string]string{"num.partitions": strconv.Itoa(partitions)}})
 	prod, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {

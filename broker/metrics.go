@@ -134,9 +134,14 @@ func (s metricsState) SharePartitions(each func(metrics.SharePartition)) {
 	}
 }
 
-func (s metricsState) ShareSessions(node int32) metrics.ShareSessions {
+func (s metricsState) ShareSessions(node int32) metrics.SessionCache {
 	st := s.b.shareServing.Sessions.StatsOn(node)
-	return metrics.ShareSessions{Sessions: st.Sessions, Partitions: st.Partitions, Evictions: st.Evictions}
+	return metrics.SessionCache{Sessions: st.Sessions, Partitions: st.Partitions, Evictions: st.Evictions}
+}
+
+func (s metricsState) FetchSessions(node int32) metrics.SessionCache {
+	st := s.b.fetchSessionsOf(node).Stats()
+	return metrics.SessionCache{Sessions: st.Sessions, Partitions: st.Partitions, Evictions: st.Evictions}
 }
 
 func (s metricsState) ShareGroups(each func(group.ShareGroupState)) {

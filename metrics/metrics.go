@@ -77,7 +77,9 @@ type State interface {
 	// exists.
 	SharePartitions(each func(SharePartition))
 	// ShareSessions is the share-session cache of node.
-	ShareSessions(node int32) ShareSessions
+	ShareSessions(node int32) SessionCache
+	// FetchSessions is the Fetch-session cache (KIP-227) of node.
+	FetchSessions(node int32) SessionCache
 	// ShareGroups calls each with the state of every share group.
 	ShareGroups(each func(group.ShareGroupState))
 	// ShareRebalances is the number of share group epoch bumps.
@@ -109,11 +111,14 @@ type Histogram struct {
 	Sum    float64
 }
 
-// ShareSessions is one node's share-session cache as metrics see it.
-type ShareSessions struct {
-	Sessions   int   // open sessions
-	Partitions int   // partitions across them, each session's counted
-	Evictions  int64 // sessions ended by their connection closing
+// SessionCache is one node's cache of share sessions or of Fetch
+// sessions as metrics see it.
+type SessionCache struct {
+	Sessions   int // open sessions
+	Partitions int // partitions across them, each session's counted
+	// Evictions are the sessions the cache removed: a share session's
+	// connection closed; a Fetch session made room for another.
+	Evictions int64
 }
 
 // Config is what New needs: the registry, the nodes, and what fill shows
@@ -279,6 +284,7 @@ func (m *Metrics) fill() {
 		&shareCollector{m: m},
 		&deadLetterCollector{m: m},
 		&kafkaShareCollector{m: m},
+		&fetchSessionCollector{m: m},
 	)
 }
 

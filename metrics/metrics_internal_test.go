@@ -46,7 +46,8 @@ type fakeState struct {
 	conns    []int32
 	counters sharepartition.Counters
 	parts    []SharePartition
-	sessions map[int32]ShareSessions
+	sessions map[int32]SessionCache
+	fetches  map[int32]SessionCache
 	groups   []group.ShareGroupState
 	topics   map[storage.TopicID]string
 }
@@ -63,7 +64,8 @@ func (s *fakeState) SharePartitions(each func(SharePartition)) {
 		each(p)
 	}
 }
-func (s *fakeState) ShareSessions(node int32) ShareSessions { return s.sessions[node] }
+func (s *fakeState) ShareSessions(node int32) SessionCache { return s.sessions[node] }
+func (s *fakeState) FetchSessions(node int32) SessionCache { return s.fetches[node] }
 func (s *fakeState) ShareGroups(each func(group.ShareGroupState)) {
 	for _, g := range s.groups {
 		each(g)
@@ -91,7 +93,8 @@ func TestScrapeReadsState(t *testing.T) {
 			FetchLockTime:  Histogram{Bounds: []float64{1}, Counts: []uint64{2, 1}, Sum: 3},
 			FetchLockRatio: Histogram{Bounds: []float64{1}, Counts: []uint64{1, 0}, Sum: 0.5},
 		}},
-		sessions: map[int32]ShareSessions{6: {Sessions: 1, Partitions: 4, Evictions: 2}},
+		sessions: map[int32]SessionCache{6: {Sessions: 1, Partitions: 4, Evictions: 2}},
+		fetches:  map[int32]SessionCache{6: {Sessions: 2, Partitions: 9, Evictions: 3}},
 		groups:   []group.ShareGroupState{group.ShareStable, group.ShareStable, group.ShareEmpty},
 		topics:   map[storage.TopicID]string{kept: "t"},
 	}
@@ -119,6 +122,10 @@ func TestScrapeReadsState(t *testing.T) {
 		{"sharebroker_share_records_in_flight", map[string]string{"group": "g", "topic": "t", "partition": "3"}, 7},
 		{"sharebroker_share_fetch_lock_seconds", map[string]string{"group": "g", "topic": "t", "partition": "3"}, 3},
 		{"sharebroker_share_session_partitions", map[string]string{"node": "6"}, 4},
+		{"sharebroker_fetch_sessions", map[string]string{"node": "6"}, 2},
+		{"sharebroker_fetch_session_partitions", map[string]string{"node": "6"}, 9},
+		{"sharebroker_fetch_session_evictions_total", map[string]string{"node": "6"}, 3},
+		{"sharebroker_fetch_sessions", map[string]string{"node": "5"}, 0},
 		{"sharebroker_share_fetches_waiting", map[string]string{"node": "6"}, 1},
 		{"sharebroker_share_fetch_requests_failed_total", map[string]string{"topic": "t", "node": "6"}, 1},
 		{"sharebroker_share_groups", map[string]string{"state": "Stable"}, 2},
