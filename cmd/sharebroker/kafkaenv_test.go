@@ -2,14 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
-	"math/big"
 	"net"
 	"os"
 	"path/filepath"
@@ -25,6 +20,7 @@ import (
 	"software.sslmate.com/src/go-pkcs12"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/internal/testcerts"
 )
 
 // kafkaConfigFrom is configFrom with the apache/kafka image's environment
@@ -287,14 +283,14 @@ func TestKafkaEnvKeystoreAndJAASServe(t *testing.T) {
 	secrets := t.TempDir()
 	kafkaSecretsDir = secrets
 	t.Cleanup(func() { kafkaSecretsDir = "/etc/kafka/secrets" })
-	ca, caKey := testCA(t)
-	serverKey, serverCert := testLeaf(t, ca, caKey, "localhost")
-	clientKey, clientCert := testLeaf(t, ca, caKey, "client")
-	ks, err := pkcs12.Modern.Encode(serverKey, serverCert, []*x509.Certificate{ca}, "ks-pw")
+	ca := testcerts.NewCA(t, "test CA")
+	serverKey, serverCert := ca.Issue(t, "localhost")
+	clientKey, clientCert := ca.Issue(t, "client")
+	ks, err := pkcs12.Modern.Encode(serverKey, serverCert, []*x509.Certificate{ca.Cert}, "ks-pw")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{ca}, "ts-pw")
+	ts, err := pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{ca.Cert}, "ts-pw")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +329,7 @@ func TestKafkaEnvKeystoreAndJAASServe(t *testing.T) {
 	addr := net.JoinHostPort("localhost", port)
 
 	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	pool.AddCert(ca.Cert)
 	clientPair := tls.Certificate{Certificate: [][]byte{clientCert.Raw}, PrivateKey: clientKey}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -350,46 +346,6 @@ func TestKafkaEnvKeystoreAndJAASServe(t *testing.T) {
 			t.Fatalf("alice with %q: %v", pw, err)
 		}
 	}
-}
-
-func testCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca, key
-}
-
-func testLeaf(t *testing.T, ca *x509.Certificate, caKey *ecdsa.PrivateKey, name string) (*ecdsa.PrivateKey, *x509.Certificate) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
-		DNSNames: []string{name}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return key, cert
 }
 
 // Rules: kraft-accepted, controller-listener-skipped, node-id-property.

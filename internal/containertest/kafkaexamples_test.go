@@ -2,15 +2,10 @@ package containertest
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"fmt"
 	"io/fs"
-	"math/big"
 	"net"
 	"os"
 	"os/exec"
@@ -25,6 +20,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"software.sslmate.com/src/go-pkcs12"
+
+	"github.com/sharebroker/sharebroker/internal/testcerts"
 )
 
 // kafkaExamples are Kafka's single-node compose examples
@@ -78,8 +75,8 @@ func TestContainerKafkaExamples(t *testing.T) {
 	if err := os.CopyFS(root, os.DirFS("testdata/kafka-docker-examples")); err != nil {
 		t.Fatal(err)
 	}
-	ca, caKey := newCA(t)
-	clientCert := writeKafkaSecrets(t, filepath.Join(root, "fixtures", "secrets"), ca, caKey)
+	ca := testcerts.NewCA(t, "kafka examples CA")
+	clientCert := writeKafkaSecrets(t, filepath.Join(root, "fixtures", "secrets"), ca)
 	// The image's user 65532 reads the mounted fixtures.
 	if err := filepath.WalkDir(filepath.Dir(root), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -94,7 +91,7 @@ func TestContainerKafkaExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	pool.AddCert(ca.Cert)
 	for _, ex := range kafkaExamples {
 		start := time.Now()
 		t.Run(ex.name, func(t *testing.T) {
@@ -227,27 +224,6 @@ func runKafkaExample(t *testing.T, image, dir string, advertised []string, useTL
 	}
 }
 
-// newCA makes a CA for the examples' certificates.
-func newCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "kafka examples CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ca, key
-}
-
 // kafkaExamplePassword is the password of Kafka's example keystores and
 // truststore (its fixtures' *_creds files, and file-input's
 // server.properties).
@@ -257,33 +233,15 @@ const kafkaExamplePassword = "abcdefgh"
 // Kafka's names: the broker's keystore (a certificate for localhost and
 // broker), the truststore of client certificates' CA, and the three
 // password files; it returns a client certificate that CA signed.
-func writeKafkaSecrets(t *testing.T, dir string, ca *x509.Certificate, caKey *ecdsa.PrivateKey) tls.Certificate {
+func writeKafkaSecrets(t *testing.T, dir string, ca *testcerts.CA) tls.Certificate {
 	t.Helper()
-	leaf := func(serial int64, names ...string) (*ecdsa.PrivateKey, *x509.Certificate) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: names[0]}, DNSNames: names,
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cert, err := x509.ParseCertificate(der)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return key, cert
-	}
-	serverKey, serverCert := leaf(2, "localhost", "broker")
-	clientKey, clientCert := leaf(3, "client")
-	ks, err := pkcs12.Modern.Encode(serverKey, serverCert, []*x509.Certificate{ca}, kafkaExamplePassword)
+	serverKey, serverCert := ca.Issue(t, "localhost", "broker")
+	clientKey, clientCert := ca.Issue(t, "client")
+	ks, err := pkcs12.Modern.Encode(serverKey, serverCert, []*x509.Certificate{ca.Cert}, kafkaExamplePassword)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, err := pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{ca}, kafkaExamplePassword)
+	ts, err := pkcs12.Modern.EncodeTrustStore([]*x509.Certificate{ca.Cert}, kafkaExamplePassword)
 	if err != nil {
 		t.Fatal(err)
 	}

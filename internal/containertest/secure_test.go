@@ -2,16 +2,10 @@ package containertest
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,6 +13,8 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
+
+	"github.com/sharebroker/sharebroker/internal/testcerts"
 )
 
 // writeCerts makes a CA and a server certificate it signs for 127.0.0.1
@@ -27,35 +23,8 @@ import (
 // trusting the CA.
 func writeCerts(t *testing.T) (string, *x509.CertPool) {
 	t.Helper()
-	newKey := func() *ecdsa.PrivateKey {
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return k
-	}
-	now := time.Now()
-	caKey := newKey()
-	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "containertest CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true,
-		KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
-	key := newKey()
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "sharebroker"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ca := testcerts.NewCA(t, "containertest CA")
+	key, cert := ca.Issue(t, "localhost", "127.0.0.1")
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		t.Fatal(err)
@@ -81,10 +50,10 @@ func writeCerts(t *testing.T) (string, *x509.CertPool) {
 		}
 	}
 	// The chain: the server's certificate, then the CA's.
-	write("server.pem", &pem.Block{Type: "CERTIFICATE", Bytes: der}, &pem.Block{Type: "CERTIFICATE", Bytes: caDER})
+	write("server.pem", &pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw}, &pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
 	write("server-key.pem", &pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
 	pool := x509.NewCertPool()
-	pool.AddCert(ca)
+	pool.AddCert(ca.Cert)
 	return dir, pool
 }
 
