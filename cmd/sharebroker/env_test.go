@@ -24,6 +24,13 @@ import (
 // broker config.
 func configFrom(t *testing.T, args, environ []string) (broker.Config, error) {
 	t.Helper()
+	return serveConfigFrom(t, args, environ, false)
+}
+
+// serveConfigFrom is configFrom, reading the apache/kafka image's
+// environment too when kafkaEnv is set, as serve does with --kafka-env.
+func serveConfigFrom(t *testing.T, args, environ []string, kafkaEnv bool) (broker.Config, error) {
+	t.Helper()
 	cmd := &cobra.Command{Use: "serve"}
 	var f serveFlags
 	addServeFlags(cmd, &f)
@@ -32,6 +39,11 @@ func configFrom(t *testing.T, args, environ []string) (broker.Config, error) {
 	}
 	if err := applyEnv(cmd, environ); err != nil {
 		return broker.Config{}, err
+	}
+	if kafkaEnv {
+		if err := applyKafkaEnv(cmd, &f, environ); err != nil {
+			return broker.Config{}, err
+		}
 	}
 	return buildConfig(f, io.Discard)
 }

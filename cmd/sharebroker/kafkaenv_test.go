@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -27,19 +25,7 @@ import (
 // read as serve reads it.
 func kafkaConfigFrom(t *testing.T, args, environ []string) (broker.Config, error) {
 	t.Helper()
-	cmd := &cobra.Command{Use: "serve"}
-	var f serveFlags
-	addServeFlags(cmd, &f)
-	if err := cmd.ParseFlags(args); err != nil {
-		t.Fatal(err)
-	}
-	if err := applyEnv(cmd, environ); err != nil {
-		return broker.Config{}, err
-	}
-	if err := applyKafkaEnv(cmd, &f, environ); err != nil {
-		return broker.Config{}, err
-	}
-	return buildConfig(f, io.Discard)
+	return serveConfigFrom(t, args, environ, true)
 }
 
 // Rule: kafka-env-name, checked against the examples of Kafka's docker
