@@ -7,13 +7,17 @@ package broker_test
 // an empty one to an empty non-nil slice.
 
 import (
+	"context"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/broker"
+	"github.com/sharebroker/sharebroker/cluster"
 )
 
 // wantNull fails unless s is a null string.
@@ -320,7 +324,28 @@ func TestAnswersAsKafkaShareTopLevelMessage(t *testing.T) {
 // fills them in only for NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH.
 // (kfake sends -1/-1 here.)
 func TestAnswersAsKafkaShareCurrentLeaderNotRefused(t *testing.T) {
-	s := newRawShare(t, 3)
+	// Two nodes, and the partition's leadership moved away and back, so
+	// node 0 leads it at epoch 2: an answer that filled in the real
+	// leader would say 0/2, Kafka's default says 0/0.
+	b, addr := startBroker(t, broker.Config{Nodes: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.AllowAutoTopicCreation(), kgo.DefaultProduceTopic("t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	topicID := seedShareTopic(t, ctx, cl, 3)
+	var led cluster.Leadership
+	for _, node := range []int32{1, 0} {
+		if led, err = b.MoveLeader("t", 0, node); err != nil {
+			t.Fatalf("move the leader to %d: %v", node, err)
+		}
+	}
+	if led.Leader != 0 || led.Epoch == 0 {
+		t.Fatalf("leadership %+v, want node 0 at a raised epoch", led)
+	}
+	s := &rawShare{t: t, c: dialRaw(t, addr), group: "g", topicID: topicID}
 	fetch := partitionOf(t, s.fetch(2, "m1", 0, nil, nil))
 	if len(fetch.AcquiredRecords) == 0 || fetch.ErrorCode != 0 {
 		t.Fatalf("fetch answered %+v", fetch)
