@@ -49,9 +49,7 @@ func TestREADMEShareConsumerExample(t *testing.T) {
 	if got != 5 {
 		t.Fatalf("the share consumer got %d of the 5 records produced before it started", got)
 	}
-	if err := cl.FlushAcks(ctx); err != nil {
-		t.Fatal(err)
-	}
+	flushAcks(t, ctx, b, cl)
 	window, ok := b.ShareGroup("workers")
 	if !ok || len(window.Partitions) != 1 || window.Partitions[0].SPSO != 5 {
 		t.Fatalf("workers' window after accepting all 5: %+v", window)
@@ -96,6 +94,36 @@ func TestWithSeedFileAndTopicConfigs(t *testing.T) {
 	for _, c := range rc.Configs {
 		if c.Key == "retention.ms" && c.MaybeValue() != "60000" {
 			t.Errorf("from-option retention.ms = %q, want 60000", c.MaybeValue())
+		}
+	}
+}
+
+// flushAcks flushes cl's acknowledgements while moving the broker's clock
+// on in steps of 500 ms, as the README says a test must: kgo keeps a fetch
+// parked after a poll returns and sends acknowledgements on that fetch's
+// connection after it, and on the manual clock the parked fetch answers
+// only when its MaxWait passes there. The steps stop once the flush
+// returns, far short of the 30 s acquisition lock.
+func flushAcks(t *testing.T, ctx context.Context, b *sharebrokertest.Broker, cl *kgo.Client) {
+	t.Helper()
+	flushed := make(chan error, 1)
+	go func() { flushed <- cl.FlushAcks(ctx) }()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for moved := time.Duration(0); ; {
+		select {
+		case err := <-flushed:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		case <-tick.C:
+			if moved < 10*time.Second {
+				b.Advance(500 * time.Millisecond)
+				moved += 500 * time.Millisecond
+			}
+		case <-ctx.Done():
+			t.Fatal("acknowledgements not flushed before the deadline")
 		}
 	}
 }
