@@ -117,7 +117,7 @@ func TestClientsJSON(t *testing.T) {
 }
 
 // TestClientsOff: with telemetry off GET /v1/clients answers an empty list
-// and enabled false, and no instance is found.
+// and enabled false, and no instance is found (client-metrics-off).
 func TestClientsOff(t *testing.T) {
 	srv := clientsServer(t, nil)
 	status, body := do(t, srv, "GET", "/v1/clients", "")

@@ -149,7 +149,7 @@ func TestClientMetricsAgeOut(t *testing.T) {
 }
 
 // TestClientMetricsOff: with no store (telemetry off) nothing of clients is
-// registered.
+// registered (client-metrics-off).
 func TestClientMetricsOff(t *testing.T) {
 	m := New(Config{Registry: prometheus.NewRegistry(), Lazy: true, FirstNode: 0, Nodes: 1, State: &fakeState{}})
 	if text := scrape(t, m); strings.Contains(text, "sharebroker_client") {
