@@ -22,6 +22,7 @@ func init() {
 }
 
 func handleAPIVersions(b *Broker, r *request) (kmsg.Response, error) {
+	r.conn.noteClientSoftware(r.body.(*kmsg.ApiVersionsRequest))
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = advertisedAPIs()
 	addFeatures(resp, b.cfg.props.Int32("transaction.version"), b.cfg.props.Int32("share.version"))

@@ -34,6 +34,7 @@ import (
 	"github.com/sharebroker/sharebroker/placement"
 	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/telemetry"
 	"github.com/sharebroker/sharebroker/txn"
 )
 
@@ -56,6 +57,9 @@ type Broker struct {
 	shareServing *shareserve.Service
 	metrics      *metrics.Metrics
 	faults       faults.Store // armed by the test API (faults.go)
+	// telemetry is client telemetry (KIP-714): client instances and
+	// CLIENT_METRICS subscriptions (telemetry.go).
+	telemetry *telemetry.Manager
 
 	// fetchSessions are each node's Fetch sessions (KIP-227), by node
 	// index (01_fetch.go).
@@ -239,6 +243,7 @@ func New(cfg Config) (*Broker, error) {
 	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns, b.shareServing)
 	b.data = b.newPersist()
 	b.newQuotas()
+	b.telemetry = b.newTelemetry()
 	return b, nil
 }
 
@@ -466,6 +471,7 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.txns.Close()
 	b.consumerGroups.Close()
 	b.shareServing.Close()
+	b.telemetry.Close()
 	b.data.Close()
 	for _, q := range b.quotas {
 		q.Close()
