@@ -202,12 +202,15 @@ func (m *Manager) Subscribe(c Client, conn any, now time.Time) (Subscription, er
 	if in.lastPush.After(since) {
 		since = in.lastPush
 	}
-	if !since.IsZero() && now.Sub(since) < in.interval &&
-		!errors.Is(in.lastErr, ErrUnknownSubscription) && !errors.Is(in.lastErr, ErrUnsupportedCompression) {
+	if since.IsZero() || now.Sub(since) >= in.interval {
+		in.lastGet = now
+	} else if !errors.Is(in.lastErr, ErrUnknownSubscription) && !errors.Is(in.lastErr, ErrUnsupportedCompression) {
 		return Subscription{}, fmt.Errorf("%w: client instance %s asked again %v after its last request, within its push interval %v",
 			ErrThrottled, UUIDString(c.InstanceID), now.Sub(since), in.interval)
 	}
-	in.lastGet = now
+	// A Get answered early, after a failed push, does not count as one:
+	// Kafka moves the timestamp only when the interval passed, so the next
+	// push still waits for it (maybeUpdateGetRequestTimestamp).
 	in.lastErr = nil
 	return Subscription{
 		InstanceID:          c.InstanceID,
