@@ -45,6 +45,15 @@ func decode(payload []byte) (decoded, []Attr, error) {
 	if err := proto.Unmarshal(payload, &md); err != nil {
 		return out, nil, fmt.Errorf("%w: %v", ErrInvalidPayload, err)
 	}
+	n := 0
+	for _, rm := range md.GetResourceMetrics() {
+		for _, sm := range rm.GetScopeMetrics() {
+			for _, m := range sm.GetMetrics() {
+				n += countPoints(m)
+			}
+		}
+	}
+	out.list = make([]point, 0, n)
 	var resource []Attr
 	for _, rm := range md.GetResourceMetrics() {
 		if attrs := rm.GetResource().GetAttributes(); len(attrs) > 0 {

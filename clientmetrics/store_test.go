@@ -2,11 +2,13 @@ package clientmetrics_test
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
 
 	"github.com/sharebroker/sharebroker/clientmetrics"
 	"github.com/sharebroker/sharebroker/internal/otlptest"
@@ -308,4 +310,41 @@ func equalAttrs(a, b []clientmetrics.Attr) bool {
 
 func intAttr(k string, v int64) *commonpb.KeyValue {
 	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_IntValue{IntValue: v}}}
+}
+
+// BenchmarkReceive is the broker's cost of one push: a payload like
+// librdkafka's consumer push (about 30 series: gauges with a node_id and
+// delta counters), decoded and kept by an instance that already holds
+// them, with 64 other instances kept.
+func BenchmarkReceive(b *testing.B) {
+	s, _ := newStore(clientmetrics.Limits{})
+	payload := benchPayload(b)
+	for i := range 64 {
+		mustReceiveB(b, s, client(byte(i+1)), payload)
+	}
+	b.SetBytes(int64(len(payload)))
+	b.ReportAllocs()
+	for b.Loop() {
+		mustReceiveB(b, s, client(1), payload)
+	}
+}
+
+func benchPayload(tb testing.TB) []byte {
+	var ms []*metricspb.Metric
+	for _, name := range []string{"connection.creation", "node.request.latency", "fetch.manager.fetch.latency",
+		"coordinator.commit.latency", "coordinator.rebalance.latency", "poll.idle.ratio"} {
+		full := "org.apache.kafka.consumer." + name
+		for node := range 3 {
+			ms = append(ms, otlptest.Gauge(full+".avg", 1.5, "node_id", strconv.Itoa(node)),
+				otlptest.Gauge(full+".max", 3, "node_id", strconv.Itoa(node)))
+		}
+		ms = append(ms, otlptest.Sum(full+".total", 2, true, true))
+	}
+	return otlptest.Payload(tb, []string{"group_id", "g", "client_rack", "r"}, ms...)
+}
+
+func mustReceiveB(b *testing.B, s *clientmetrics.Store, c clientmetrics.Client, payload []byte) {
+	if err := s.Receive(c, payload, time.Second, t0); err != nil {
+		b.Fatal(err)
+	}
 }
