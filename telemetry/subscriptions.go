@@ -222,26 +222,39 @@ type ConfigValue struct {
 
 // Describe returns every config of the CLIENT_METRICS resource name, the
 // defaults where nothing is set; a resource that does not exist describes
-// as all defaults, as Kafka's ConfigHelper answers it.
+// as all defaults, as Kafka's ConfigHelper.describeConfigs answers it
+// (ClientMetricsConfigs.fromProps over defaultConfigsMap).
 func (m *Manager) Describe(name string) ([]ConfigValue, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%w: Client metrics subscription name must not be empty", ErrInvalidConfigRequest)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var set map[string]string
-	if s, ok := m.subs[name]; ok {
-		set = s.configs
+	s, ok := m.subs[name]
+	if !ok {
+		s = &subscription{interval: DefaultInterval}
 	}
 	out := make([]ConfigValue, 0, len(ConfigDefs))
 	for _, d := range ConfigDefs {
-		v, ok := set[d.Name]
-		if !ok {
-			v = d.Default
-		}
-		out = append(out, ConfigValue{ConfigDef: d, Value: v, Set: ok})
+		_, set := s.configs[d.Name]
+		out = append(out, ConfigValue{ConfigDef: d, Value: s.value(d.Name), Set: set})
 	}
 	return out, nil
+}
+
+// value is a config's value as Kafka's ConfigDef.convertToString prints
+// the parsed value: a list's items joined by commas, the interval in
+// milliseconds.
+func (s *subscription) value(name string) string {
+	switch name {
+	case ConfigMetrics:
+		return strings.Join(s.metrics, ",")
+	case ConfigInterval:
+		return strconv.FormatInt(s.interval.Milliseconds(), 10)
+	case ConfigMatch:
+		return strings.Join(splitList(s.configs[ConfigMatch]), ",")
+	}
+	return ""
 }
 
 // Alter replaces the configs of the CLIENT_METRICS resource name with what
