@@ -147,7 +147,7 @@ func TestTelemetrySubscriptionConfigs(t *testing.T) {
 			t.Fatalf("delete %s: %v %s", name, kerr.ErrorForCode(code), msg)
 		}
 	}
-	if back := e.get(id); back.ErrorCode != 0 || !slices.Equal(back.RequestedMetrics, []string{"*"}) {
+	if back := e.get(id); back.ErrorCode != 0 || !slices.Equal(back.RequestedMetrics, []string{"org.apache.kafka."}) {
 		t.Errorf("with no subscription left: %+v, want the default subscription again", back)
 	}
 }

@@ -17,6 +17,11 @@ const (
 	ConfigMatch    = "match"
 	// AllMetrics in metrics subscribes to every metric.
 	AllMetrics = "*"
+	// DefaultMetrics is what the default subscription requests: the
+	// prefix of every KIP-714 client metric name, so every metric. Not
+	// "*", which the Java client and librdkafka read as every metric but
+	// franz-go (1.22.3) as a literal prefix, so that it sent none.
+	DefaultMetrics = "org.apache.kafka."
 	// DefaultInterval is interval.ms' default (5 minutes).
 	DefaultInterval = 5 * time.Minute
 	minIntervalMs   = 100
@@ -183,11 +188,11 @@ func attribute(c Client, param string) (string, bool) {
 // matchLocked is the union of the metrics of every subscription matching
 // c, with the shortest of their intervals and Kafka's 5 minutes when none
 // matches; any "*" makes it just "*" (createClientInstance). While no
-// subscription exists, the default subscription, if on, gives "*" at its
-// interval (telemetry-default-subscription).
+// subscription exists, the default subscription, if on, gives
+// DefaultMetrics at its interval (telemetry-default-subscription).
 func (m *Manager) matchLocked(c Client) ([]string, time.Duration) {
 	if len(m.subs) == 0 && m.opts.Default != nil {
-		return []string{AllMetrics}, m.opts.Default.Interval
+		return []string{DefaultMetrics}, m.opts.Default.Interval
 	}
 	interval := DefaultInterval
 	var metrics []string
