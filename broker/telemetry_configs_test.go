@@ -141,6 +141,24 @@ func TestTelemetrySubscriptionConfigs(t *testing.T) {
 		t.Errorf("metrics after subtract and append: %q", *c.Value)
 	}
 
+	// AlterConfigs replaces every config: interval.ms and match go back to
+	// their defaults, so the subscription matches every client.
+	legacy := kmsg.NewPtrAlterConfigsRequest()
+	lr := kmsg.NewAlterConfigsRequestResource()
+	lr.ResourceType, lr.ResourceName = kmsg.ConfigResourceTypeClientMetrics, "mine"
+	lc := kmsg.NewAlterConfigsRequestResourceConfig()
+	lc.Name, lc.Value = "metrics", kmsg.StringPtr("org.apache.kafka.")
+	lr.Configs = append(lr.Configs, lc)
+	legacy.Resources = append(legacy.Resources, lr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if lresp, err := legacy.RequestWith(ctx, cl); err != nil || lresp.Resources[0].ErrorCode != 0 {
+		t.Fatalf("AlterConfigs: %v %+v", err, lresp)
+	}
+	if d := describeClientMetrics(t, cl, "mine"); *d["match"].Value != "" || *d["interval.ms"].Value != "300000" || *d["metrics"].Value != "org.apache.kafka." {
+		t.Errorf("after AlterConfigs: match %q, interval.ms %q, metrics %q", *d["match"].Value, *d["interval.ms"].Value, *d["metrics"].Value)
+	}
+
 	// Deleting every config deletes the subscription.
 	for _, name := range []string{"others", "mine"} {
 		if code, msg := alterClientMetrics(t, cl, name, clientMetricsOp{del, "metrics", ""}, clientMetricsOp{del, "interval.ms", ""}, clientMetricsOp{del, "match", ""}); code != 0 {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// TestSubscriptionIDAsKafka checks subscription-id against values Kafka's
+// TestSubscriptionIDAsKafka checks telemetry-subscription-id against values Kafka's
 // own computation gives: ClientMetricsManager.computeSubscriptionId run
 // in Java 17 (java.util.HashSet, java.util.zip.CRC32C, Uuid.hashCode) for
 // the instance ID 0123456789abcdef-fedcba9876543210.

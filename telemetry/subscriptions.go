@@ -198,7 +198,7 @@ func (m *Manager) matchLocked(c Client) ([]string, time.Duration) {
 	var metrics []string
 	all := false
 	// In name order, so the set's order among equal hash buckets does not
-	// depend on map iteration (subscription-id).
+	// depend on map iteration (telemetry-subscription-id).
 	for _, name := range slices.Sorted(maps.Keys(m.subs)) {
 		s := m.subs[name]
 		if !s.matches(c) {
