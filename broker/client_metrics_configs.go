@@ -34,8 +34,9 @@ func clientMetricsProperty(name string) (*brokerconfig.Property, bool) {
 }
 
 // describeClientMetrics describes every config of a CLIENT_METRICS
-// resource: CLIENT_METRICS_CONFIG where set, DEFAULT_CONFIG otherwise
-// (Kafka's ConfigHelper with ClientMetricsConfigs.defaultConfigsMap).
+// resource: CLIENT_METRICS_CONFIG where set, DEFAULT_CONFIG otherwise,
+// values as parsed (Kafka's ConfigHelper.describeConfigs and
+// createClientMetricsConfigEntry).
 func (b *Broker) describeClientMetrics(name string) ([]configEntry, error) {
 	values, err := b.telemetry.Describe(name)
 	if err != nil {
@@ -43,12 +44,14 @@ func (b *Broker) describeClientMetrics(name string) ([]configEntry, error) {
 	}
 	entries := make([]configEntry, 0, len(values))
 	for _, v := range values {
-		source := kmsg.ConfigSourceDefaultConfig
+		e := configEntry{prop: clientMetricsProps[v.Name], value: v.Value, source: kmsg.ConfigSourceDefaultConfig}
 		if v.Set {
-			source = kmsg.ConfigSourceClientMetricsConfig
+			// Kafka's createClientMetricsConfigEntry: a set config is its
+			// own one synonym; a default has none.
+			e.source = kmsg.ConfigSourceClientMetricsConfig
+			e.synonyms = []configSynonym{{v.Name, v.Value, e.source}}
 		}
-		entries = append(entries, configEntry{prop: clientMetricsProps[v.Name], value: v.Value, source: source,
-			synonyms: []configSynonym{{v.Name, v.Value, source}}})
+		entries = append(entries, e)
 	}
 	return entries, nil
 }

@@ -1,11 +1,13 @@
 package broker_test
 
 import (
+	"bytes"
 	"context"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sharebroker/sharebroker/sharebrokertest"
@@ -88,8 +90,16 @@ func TestTelemetryKgoDefaultSubscription(t *testing.T) {
 	if first.client.ClientID != "telemetry-kgo" || first.client.SoftwareName != "kgo" || first.interval != time.Second {
 		t.Errorf("first push from %+v at interval %v, want client ID telemetry-kgo, software kgo, 1s", first.client, first.interval)
 	}
-	if len(first.payload) == 0 {
-		t.Error("first push has an empty payload")
+	// An OTLP ExportMetricsServiceRequest starts with its resource_metrics
+	// field (1, length-delimited): 0x0a; kgo compresses with zstd, the
+	// first type offered, whose frames start 0x28 instead.
+	if len(first.payload) == 0 || first.payload[0] != 0x0a {
+		t.Errorf("first push % x..., want OTLP in the clear", first.payload[:min(4, len(first.payload))])
+	}
+	// The default subscription's prefix brings kgo's metrics (its
+	// producer's request latency among them); "*" would bring none.
+	if !bytes.Contains(first.payload, []byte("org.apache.kafka.producer.node.request.latency")) {
+		t.Errorf("first push %q lacks the producer's request latency", first.payload)
 	}
 	cl.Close()
 	p.mu.Lock()
@@ -97,4 +107,42 @@ func TestTelemetryKgoDefaultSubscription(t *testing.T) {
 	if len(p.terminated) != 1 || p.terminated[0].InstanceID != first.client.InstanceID {
 		t.Errorf("terminated = %+v, want the one instance %x", p.terminated, first.client.InstanceID)
 	}
+}
+
+// TestTelemetryKgoSubscription: a CLIENT_METRICS subscription matching a
+// kgo client's ID sets what it sends and how often; on the manual clock its
+// next push is taken once the broker's clock passes the interval
+// (telemetry-subscription-configs, telemetry-match, telemetry-throttle).
+func TestTelemetryKgoSubscription(t *testing.T) {
+	p := newPushes()
+	b := sharebrokertest.Start(t, sharebrokertest.WithTelemetry(p.hooks()), sharebrokertest.WithTopic("telemetry", 1))
+	adm, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	if code, msg := alterClientMetrics(t, adm, "kgo-producers",
+		clientMetricsOp{set, "metrics", "org.apache.kafka.producer."},
+		clientMetricsOp{set, "interval.ms", "1000"},
+		clientMetricsOp{set, "match", "client_id=kgo-sub, client_software_name=kgo"}); code != 0 {
+		t.Fatalf("subscription: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ClientID("kgo-sub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "telemetry", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	first := p.wait(t, 1, 10*time.Second)
+	if first.interval != time.Second || !bytes.Contains(first.payload, []byte("org.apache.kafka.producer.")) {
+		t.Errorf("first push at %v: %q", first.interval, first.payload)
+	}
+	// kgo pushes again a second of real time later; the broker takes it
+	// once its own clock has moved a push interval.
+	b.Advance(time.Second)
+	p.wait(t, 2, 10*time.Second)
 }

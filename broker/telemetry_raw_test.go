@@ -51,7 +51,7 @@ func wantTelemetryCode(t *testing.T, what string, got int16, want *kerr.Error) {
 }
 
 // TestTelemetryGetSubscription: the zero instance ID gets a new one, the
-// default subscription's "*" at its interval, Kafka's compression types in
+// default subscription's org.apache.kafka. at its interval, Kafka's compression types in
 // its order, telemetry.max.bytes and delta temporality
 // (telemetry-instance-id, telemetry-default-subscription,
 // telemetry-compression, telemetry-max-bytes).
@@ -63,7 +63,7 @@ func TestTelemetryGetSubscription(t *testing.T) {
 		t.Fatal("no client instance ID assigned")
 	}
 	if resp.PushIntervalMillis != 30000 || resp.TelemetryMaxBytes != 2048 || !resp.DeltaTemporality ||
-		!slices.Equal(resp.RequestedMetrics, []string{"*"}) || !slices.Equal(resp.AcceptedCompressionTypes, []int8{4, 3, 1, 2}) {
+		!slices.Equal(resp.RequestedMetrics, []string{"org.apache.kafka."}) || !slices.Equal(resp.AcceptedCompressionTypes, []int8{4, 3, 1, 2}) {
 		t.Errorf("answer %+v", resp)
 	}
 	// A client that names its instance ID keeps it.

@@ -20,7 +20,7 @@ var telemetryProperties = []configdef.Def{
 	{Name: PropTelemetryMaxBytes, Default: "1048576", Kind: configdef.Int, Scope: configdef.Broker, Min: 1, Max: configdef.Int32Max,
 		Doc: "Largest metrics payload a PushTelemetry may carry, compressed and decompressed; a larger one answers TELEMETRY_TOO_LARGE (telemetry-max-bytes). Told to clients in GetTelemetrySubscriptions."},
 	{Name: PropTelemetryDefaultEnable, Default: "true", Kind: configdef.Bool, Scope: configdef.Broker,
-		Doc: "sharebroker's own, not Kafka's: while no CLIENT_METRICS subscription exists, every client is subscribed to all its metrics at sharebroker.telemetry.default.interval.ms, so client telemetry arrives with no set-up (telemetry-default-subscription). false: as Kafka, no metrics until a subscription is made."},
+		Doc: "sharebroker's own, not Kafka's: while no CLIENT_METRICS subscription exists, every client is subscribed to all its metrics (the prefix `org.apache.kafka.`, which franz-go reads as all where it takes `*` literally) at sharebroker.telemetry.default.interval.ms, so client telemetry arrives with no set-up (telemetry-default-subscription). false: as Kafka, no metrics until a subscription is made."},
 	{Name: PropTelemetryDefaultInterval, Default: "30000", Kind: configdef.Int, Scope: configdef.Broker, Min: 100, Max: 3600000,
 		Doc: "sharebroker's own, not Kafka's: the push interval of the default subscription, within the bounds Kafka sets interval.ms (100 to 3600000)."},
 }

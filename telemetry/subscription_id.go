@@ -13,7 +13,7 @@ import (
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // subscriptionID computes a subscription ID as Kafka's
-// ClientMetricsManager.computeSubscriptionId does (subscription-id): the
+// ClientMetricsManager.computeSubscriptionId does (telemetry-subscription-id): the
 // CRC32C of the metric set as Java prints it ("[a, b]") followed by the
 // push interval in milliseconds, XORed with the Java hash of the instance
 // ID (Uuid.hashCode). metrics must already be in the set's iteration order.

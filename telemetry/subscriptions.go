@@ -17,6 +17,11 @@ const (
 	ConfigMatch    = "match"
 	// AllMetrics in metrics subscribes to every metric.
 	AllMetrics = "*"
+	// DefaultMetrics is what the default subscription requests: the
+	// prefix of every KIP-714 client metric name, so every metric. Not
+	// "*", which the Java client and librdkafka read as every metric but
+	// franz-go (1.22.3) as a literal prefix, so that it sent none.
+	DefaultMetrics = "org.apache.kafka."
 	// DefaultInterval is interval.ms' default (5 minutes).
 	DefaultInterval = 5 * time.Minute
 	minIntervalMs   = 100
@@ -183,17 +188,17 @@ func attribute(c Client, param string) (string, bool) {
 // matchLocked is the union of the metrics of every subscription matching
 // c, with the shortest of their intervals and Kafka's 5 minutes when none
 // matches; any "*" makes it just "*" (createClientInstance). While no
-// subscription exists, the default subscription, if on, gives "*" at its
-// interval (telemetry-default-subscription).
+// subscription exists, the default subscription, if on, gives
+// DefaultMetrics at its interval (telemetry-default-subscription).
 func (m *Manager) matchLocked(c Client) ([]string, time.Duration) {
 	if len(m.subs) == 0 && m.opts.Default != nil {
-		return []string{AllMetrics}, m.opts.Default.Interval
+		return []string{DefaultMetrics}, m.opts.Default.Interval
 	}
 	interval := DefaultInterval
 	var metrics []string
 	all := false
 	// In name order, so the set's order among equal hash buckets does not
-	// depend on map iteration (subscription-id).
+	// depend on map iteration (telemetry-subscription-id).
 	for _, name := range slices.Sorted(maps.Keys(m.subs)) {
 		s := m.subs[name]
 		if !s.matches(c) {
@@ -222,26 +227,39 @@ type ConfigValue struct {
 
 // Describe returns every config of the CLIENT_METRICS resource name, the
 // defaults where nothing is set; a resource that does not exist describes
-// as all defaults, as Kafka's ConfigHelper answers it.
+// as all defaults, as Kafka's ConfigHelper.describeConfigs answers it
+// (ClientMetricsConfigs.fromProps over defaultConfigsMap).
 func (m *Manager) Describe(name string) ([]ConfigValue, error) {
 	if name == "" {
 		return nil, fmt.Errorf("%w: Client metrics subscription name must not be empty", ErrInvalidConfigRequest)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var set map[string]string
-	if s, ok := m.subs[name]; ok {
-		set = s.configs
+	s, ok := m.subs[name]
+	if !ok {
+		s = &subscription{interval: DefaultInterval}
 	}
 	out := make([]ConfigValue, 0, len(ConfigDefs))
 	for _, d := range ConfigDefs {
-		v, ok := set[d.Name]
-		if !ok {
-			v = d.Default
-		}
-		out = append(out, ConfigValue{ConfigDef: d, Value: v, Set: ok})
+		_, set := s.configs[d.Name]
+		out = append(out, ConfigValue{ConfigDef: d, Value: s.value(d.Name), Set: set})
 	}
 	return out, nil
+}
+
+// value is a config's value as Kafka's ConfigDef.convertToString prints
+// the parsed value: a list's items joined by commas, the interval in
+// milliseconds.
+func (s *subscription) value(name string) string {
+	switch name {
+	case ConfigMetrics:
+		return strings.Join(s.metrics, ",")
+	case ConfigInterval:
+		return strconv.FormatInt(s.interval.Milliseconds(), 10)
+	case ConfigMatch:
+		return strings.Join(splitList(s.configs[ConfigMatch]), ",")
+	}
+	return ""
 }
 
 // Alter replaces the configs of the CLIENT_METRICS resource name with what

@@ -111,7 +111,8 @@ type Hooks struct {
 	Forgotten func(c Client, now time.Time)
 }
 
-// Default is the built-in subscription: all metrics at Interval.
+// Default is the built-in subscription: every metric (DefaultMetrics) at
+// Interval.
 type Default struct {
 	Interval time.Duration
 }
@@ -181,7 +182,7 @@ type Subscription struct {
 	MaxBytes            int32
 	DeltaTemporality    bool
 	// Metrics are the requested metric name prefixes: empty for none,
-	// ["*"] for all.
+	// ["*"] for all (as Kafka sends it).
 	Metrics []string
 }
 
