@@ -21,10 +21,9 @@ import (
 //     (sharebroker.telemetry.default.subscription.enable=false, no
 //     CLIENT_METRICS resource): the consumers push nothing.
 //   - sharebroker-telemetry-on: a CLIENT_METRICS subscription of the
-//     metrics named org.apache.kafka.* every 1000 ms (kgo reads the
-//     default subscription's "*" as a name prefix and would push
-//     nothing), so both consumers push every second, each push decoded
-//     and kept (docs/telemetry-metrics.md).
+//     metrics named org.apache.kafka.* every 1000 ms, so both consumers
+//     push every second, each push decoded and kept
+//     (docs/telemetry.md).
 //
 // Compare server-cpu-ns/record of the two (bench/ratio.sh prints on/off);
 // pushes/op are the PushTelemetry requests the broker accepted per op

@@ -8,7 +8,7 @@ import (
 )
 
 // telemetryHooks are what client telemetry hands each accepted push to:
-// the broker's own store of client metrics (docs/telemetry-metrics.md),
+// the broker's own store of client metrics (docs/telemetry.md),
 // then the embedder's hooks (Config.Telemetry), if any. A payload the
 // store cannot decode is answered INVALID_RECORD whatever the embedder's
 // Receiver says (client-metrics-decode).

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/clientmetrics"
 	"github.com/sharebroker/sharebroker/httpapi"
@@ -24,35 +23,13 @@ import (
 const kgoConnections = "sharebroker_client_org_apache_kafka_producer_connection_creation_total"
 
 // startTelemetryBroker starts a broker on the manual clock with HTTP and the
-// test API and p hearing each push after the broker's own store has taken
-// it. Clients are subscribed to the metrics named org.apache.kafka.* every
-// second by a CLIENT_METRICS resource: kgo reads the default
-// subscription's "*" (Kafka's ClientMetricsConfigs.ALL_SUBSCRIBED_METRICS,
-// which the Java client and librdkafka read as all metrics) as a name
-// prefix, and so pushes nothing under it; a prefix list it honours.
+// test API, clients subscribed by default (org.apache.kafka.*) every
+// second, and p hearing each push after the broker's own store has taken
+// it.
 func startTelemetryBroker(t *testing.T, p *pushes) (*sharebrokertest.Broker, string) {
 	b := sharebrokertest.Start(t, sharebrokertest.WithTestAPI(), sharebrokertest.WithTelemetry(p.hooks()),
-		sharebrokertest.WithTopic("telemetry", 1))
-	admin, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.DisableClientMetrics())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
-	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	res := kmsg.NewIncrementalAlterConfigsRequestResource()
-	res.ResourceType, res.ResourceName = kmsg.ConfigResourceTypeClientMetrics, "all-kafka-metrics"
-	for k, v := range map[string]string{"metrics": "org.apache.kafka.", "interval.ms": "1000"} {
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Name, c.Value = k, kmsg.StringPtr(v)
-		res.Configs = append(res.Configs, c)
-	}
-	req.Resources = append(req.Resources, res)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	resp, err := req.RequestWith(ctx, admin)
-	if err != nil || len(resp.Resources) != 1 || resp.Resources[0].ErrorCode != 0 {
-		t.Fatalf("make the CLIENT_METRICS subscription: %v %+v", err, resp)
-	}
+		sharebrokertest.WithTopic("telemetry", 1),
+		sharebrokertest.WithProperty("sharebroker.telemetry.default.interval.ms", "1000"))
 	return b, "http://" + b.HTTPAddr
 }
 

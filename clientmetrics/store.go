@@ -2,7 +2,7 @@
 // KIP-714 telemetry: each PushTelemetry's OTLP payload decoded with the
 // OpenTelemetry protobuf module, and the latest value of every data point
 // kept per client instance, bounded, until the instance stops pushing or
-// says it is terminating (docs/telemetry-metrics.md).
+// says it is terminating (docs/telemetry.md).
 //
 // The package knows nothing of the Kafka protocol: the broker hands it a
 // plain Client and the uncompressed payload (its telemetry Receiver), and
@@ -24,7 +24,7 @@ import (
 	"github.com/sharebroker/sharebroker/locktimer"
 )
 
-// The bounds of a Store (client-metrics-bounds in docs/telemetry-metrics.md). A
+// The bounds of a Store (client-metrics-bounds in docs/telemetry.md). A
 // Limits field left zero takes these.
 const (
 	// DefaultMaxInstances is how many client instances are kept at once.

@@ -3,7 +3,7 @@ package httpapi
 // GET /v1/clients and GET /v1/clients/{instance}: the client instances
 // pushing KIP-714 metrics and the latest value of each data point they
 // pushed, as the clientmetrics store keeps them (client-metrics-json in
-// docs/telemetry-metrics.md).
+// docs/telemetry.md).
 
 import (
 	"fmt"

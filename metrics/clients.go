@@ -2,7 +2,7 @@ package metrics
 
 // What clients report about themselves through KIP-714 telemetry, read from
 // the clientmetrics store at scrape time (client-metrics-prometheus in
-// docs/telemetry-metrics.md). Every data point a client pushed becomes one series:
+// docs/telemetry.md). Every data point a client pushed becomes one series:
 //
 //   - the family is ClientPrefix and the OTLP metric name with each
 //     character Prometheus does not allow in a name turned into "_" and runs
