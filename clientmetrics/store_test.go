@@ -348,3 +348,19 @@ func mustReceiveB(b *testing.B, s *clientmetrics.Store, c clientmetrics.Client, 
 		b.Fatal(err)
 	}
 }
+
+// TestLatestReplaces: each push replaces a series' value with its new
+// point's, and a metric whose type changes takes the new type
+// (client-metrics-latest).
+func TestLatestReplaces(t *testing.T) {
+	s, _ := newStore(clientmetrics.Limits{})
+	mustReceive(t, s, client(1), otlptest.Payload(t, nil, otlptest.Gauge("m", 1, "k", "v")), t0)
+	mustReceive(t, s, client(1), otlptest.Payload(t, nil, otlptest.Gauge("m", 7, "k", "v")), t0.Add(time.Second))
+	if g, _ := series(t, s, 1, "m", "k", "v"); g.Kind != clientmetrics.Gauge || g.Value != 7 {
+		t.Errorf("after two gauges: %+v, want gauge 7", g)
+	}
+	mustReceive(t, s, client(1), otlptest.Payload(t, nil, otlptest.Sum("m", 3, true, true, "k", "v")), t0.Add(2*time.Second))
+	if c, _ := series(t, s, 1, "m", "k", "v"); c.Kind != clientmetrics.Counter || c.Value != 3 {
+		t.Errorf("after a delta sum of the same name: %+v, want counter 3 (not 7+3)", c)
+	}
+}
