@@ -241,9 +241,9 @@ func New(cfg Config) (*Broker, error) {
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
 	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns, b.shareServing)
+	b.telemetry = b.newTelemetry()
 	b.data = b.newPersist()
 	b.newQuotas()
-	b.telemetry = b.newTelemetry()
 	return b, nil
 }
 

@@ -12,8 +12,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
 	"github.com/sharebroker/sharebroker/internal/testadmin"
+	"github.com/sharebroker/sharebroker/internal/testbroker"
 )
 
 // clientMetricsOp is one IncrementalAlterConfigs operation.
@@ -261,5 +263,50 @@ func TestTelemetryListConfigResources(t *testing.T) {
 	bad.ResourceTypes = []int8{2, 64}
 	if r := c.Request(bad).(*kmsg.ListConfigResourcesResponse); r.ErrorCode != kerr.UnsupportedVersion.Code || len(r.ConfigResources) != 0 {
 		t.Errorf("v1 with type 64: %v %+v, want UNSUPPORTED_VERSION and nothing", kerr.ErrorForCode(r.ErrorCode), r.ConfigResources)
+	}
+}
+
+// TestTelemetrySubscriptionsKept: with a data directory, CLIENT_METRICS
+// subscriptions survive a restart, and one deleted stays deleted
+// (docs/durability.md client-metrics-kept).
+func TestTelemetrySubscriptionsKept(t *testing.T) {
+	dir := t.TempDir()
+	b1 := testbroker.Start(t, broker.Config{DataDir: dir})
+	cl1, err := kgo.NewClient(kgo.SeedBrokers(b1.Addr().String()), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"kept", "gone"} {
+		if code, msg := alterClientMetrics(t, cl1, n, clientMetricsOp{set, "metrics", "org.apache.kafka.producer."}, clientMetricsOp{set, "interval.ms", "1000"}); code != 0 {
+			t.Fatalf("%s: %v %s", n, kerr.ErrorForCode(code), msg)
+		}
+	}
+	if code, msg := alterClientMetrics(t, cl1, "gone", clientMetricsOp{del, "metrics", ""}, clientMetricsOp{del, "interval.ms", ""}); code != 0 {
+		t.Fatalf("delete: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	cl1.Close()
+	if err := testbroker.Close(b1); err != nil {
+		t.Fatal(err)
+	}
+
+	b2 := testbroker.Start(t, broker.Config{DataDir: dir})
+	cl2, err := kgo.NewClient(kgo.SeedBrokers(b2.Addr().String()), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl2.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	listed, err := kadm.NewClient(cl2).ListConfigResources(ctx, kadm.ConfigResourceClientMetrics)
+	if err != nil || listed.Err != nil || !slices.Equal(listed.Names(), []string{"kept"}) {
+		t.Fatalf("after restart: %v %v %v, want just kept", listed.Names(), err, listed.Err)
+	}
+	if d := describeClientMetrics(t, cl2, "kept"); *d["interval.ms"].Value != "1000" || d["interval.ms"].Source != kmsg.ConfigSourceClientMetricsConfig {
+		t.Errorf("kept interval.ms after restart: %+v", d["interval.ms"])
+	}
+	c := rawconn.Dial(t, b2.Addr().String())
+	req := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
+	if got := c.Request(req).(*kmsg.GetTelemetrySubscriptionsResponse); got.PushIntervalMillis != 1000 || !slices.Equal(got.RequestedMetrics, []string{"org.apache.kafka.producer."}) {
+		t.Errorf("subscription after restart: %+v", got)
 	}
 }

@@ -136,6 +136,9 @@ type Manager struct {
 	byConn    map[any][16]byte           // the connection that made each instance
 	timer     locktimer.Timer            // fires at the earliest expiry
 	timerAt   time.Time
+	// journal, nil without a data directory, is told every subscription
+	// change (SetJournal).
+	journal func(name string, configs map[string]string)
 }
 
 // instance is one client instance (Kafka's ClientMetricsInstance).
