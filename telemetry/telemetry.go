@@ -329,9 +329,14 @@ func (m *Manager) instanceLocked(c Client, conn any, now time.Time) *instance {
 		if in.version < m.version {
 			// The client keeps what it was when it was first seen;
 			// throttling starts over, so the client gets its new
-			// subscription at once.
+			// subscription at once; the connection asking now is the
+			// one whose close forgets it (createClientInstanceAndUpdateCache).
 			fresh := m.evaluateLocked(in.client)
-			fresh.conn = in.conn
+			if id, ok := m.byConn[in.conn]; ok && id == c.InstanceID {
+				delete(m.byConn, in.conn)
+			}
+			fresh.conn = conn
+			m.byConn[conn] = c.InstanceID
 			e.Value = fresh
 			in = fresh
 		}
