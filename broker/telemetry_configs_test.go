@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -308,5 +309,33 @@ func TestTelemetrySubscriptionsKept(t *testing.T) {
 	req := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
 	if got := c.Request(req).(*kmsg.GetTelemetrySubscriptionsResponse); got.PushIntervalMillis != 1000 || !slices.Equal(got.RequestedMetrics, []string{"org.apache.kafka.producer."}) {
 		t.Errorf("subscription after restart: %+v", got)
+	}
+}
+
+// TestTelemetryACLs: ListConfigResources and CLIENT_METRICS configs need
+// DESCRIBE_CONFIGS / ALTER_CONFIGS on CLUSTER; GetTelemetrySubscriptions
+// needs nothing, as in Kafka (docs/security.md api-authorization,
+// list-config-resources).
+func TestTelemetryACLs(t *testing.T) {
+	ab := startACLBroker(t, nil)
+	ctx := testCtx(t)
+	bob := ab.client(t, "bob", kgo.DisableClientMetrics())
+	if listed, err := kadm.NewClient(bob).ListConfigResources(ctx); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("ListConfigResources without DESCRIBE_CONFIGS: %v %v", listed, err)
+	}
+	if code, _ := alterClientMetrics(t, bob, "s", clientMetricsOp{set, "metrics", "*"}); code != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alter CLIENT_METRICS without ALTER_CONFIGS: %v", kerr.ErrorForCode(code))
+	}
+	get := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
+	if resp, err := get.RequestWith(ctx, bob); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("GetTelemetrySubscriptions with no ACL: %v %+v", err, resp)
+	}
+	ab.grant(t, kadm.NewACLs().Allow("User:CN=bob").AllowHosts().Clusters().Operations(kadm.OpDescribeConfigs, kadm.OpAlterConfigs))
+	if code, msg := alterClientMetrics(t, bob, "s", clientMetricsOp{set, "metrics", "*"}); code != 0 {
+		t.Fatalf("alter CLIENT_METRICS with ALTER_CONFIGS: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	listed, err := kadm.NewClient(bob).ListConfigResources(ctx, kadm.ConfigResourceClientMetrics)
+	if err != nil || !slices.Equal(listed.Names(), []string{"s"}) {
+		t.Fatalf("ListConfigResources with DESCRIBE_CONFIGS: %v %v", listed, err)
 	}
 }
