@@ -471,7 +471,6 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.txns.Close()
 	b.consumerGroups.Close()
 	b.shareServing.Close()
-	b.telemetry.Close()
 	b.data.Close()
 	for _, q := range b.quotas {
 		q.Close()

@@ -197,12 +197,16 @@ func TestTelemetryExpiry(t *testing.T) {
 	e := &telemetryEnv{b: b, p: p, c: rawconn.Dial(t, b.Addr)}
 	sub := e.get([16]byte{})
 	e.b.Advance(59 * time.Second)
+	e.get([16]byte{}) // another instance: a request that would notice an expiry
 	select {
 	case c := <-forgotten:
 		t.Fatalf("instance %x forgotten after 59s", c.InstanceID)
 	default:
 	}
 	e.b.Advance(time.Second)
+	// Expiry is noticed at the next telemetry request, any client's.
+	other := rawconn.Dial(t, b.Addr)
+	other.Request(kmsg.NewPtrGetTelemetrySubscriptionsRequest())
 	select {
 	case c := <-forgotten:
 		if c.InstanceID != sub.ClientInstanceID {
