@@ -246,9 +246,9 @@ func New(cfg Config) (*Broker, error) {
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
 	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns, b.shareServing)
+	b.telemetry = b.newTelemetry()
 	b.data = b.newPersist()
 	b.newQuotas()
-	b.telemetry = b.newTelemetry()
 	return b, nil
 }
 
@@ -476,7 +476,6 @@ func (b *Broker) Close(ctx context.Context) error {
 	b.txns.Close()
 	b.consumerGroups.Close()
 	b.shareServing.Close()
-	b.telemetry.Close()
 	b.data.Close()
 	for _, q := range b.quotas {
 		q.Close()

@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -12,8 +13,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sharebroker/sharebroker/broker"
 	"github.com/sharebroker/sharebroker/internal/rawconn"
 	"github.com/sharebroker/sharebroker/internal/testadmin"
+	"github.com/sharebroker/sharebroker/internal/testbroker"
 )
 
 // clientMetricsOp is one IncrementalAlterConfigs operation.
@@ -261,5 +264,78 @@ func TestTelemetryListConfigResources(t *testing.T) {
 	bad.ResourceTypes = []int8{2, 64}
 	if r := c.Request(bad).(*kmsg.ListConfigResourcesResponse); r.ErrorCode != kerr.UnsupportedVersion.Code || len(r.ConfigResources) != 0 {
 		t.Errorf("v1 with type 64: %v %+v, want UNSUPPORTED_VERSION and nothing", kerr.ErrorForCode(r.ErrorCode), r.ConfigResources)
+	}
+}
+
+// TestTelemetrySubscriptionsKept: with a data directory, CLIENT_METRICS
+// subscriptions survive a restart, and one deleted stays deleted
+// (docs/durability.md client-metrics-kept).
+func TestTelemetrySubscriptionsKept(t *testing.T) {
+	dir := t.TempDir()
+	b1 := testbroker.Start(t, broker.Config{DataDir: dir})
+	cl1, err := kgo.NewClient(kgo.SeedBrokers(b1.Addr().String()), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"kept", "gone"} {
+		if code, msg := alterClientMetrics(t, cl1, n, clientMetricsOp{set, "metrics", "org.apache.kafka.producer."}, clientMetricsOp{set, "interval.ms", "1000"}); code != 0 {
+			t.Fatalf("%s: %v %s", n, kerr.ErrorForCode(code), msg)
+		}
+	}
+	if code, msg := alterClientMetrics(t, cl1, "gone", clientMetricsOp{del, "metrics", ""}, clientMetricsOp{del, "interval.ms", ""}); code != 0 {
+		t.Fatalf("delete: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	cl1.Close()
+	if err := testbroker.Close(b1); err != nil {
+		t.Fatal(err)
+	}
+
+	b2 := testbroker.Start(t, broker.Config{DataDir: dir})
+	cl2, err := kgo.NewClient(kgo.SeedBrokers(b2.Addr().String()), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl2.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	listed, err := kadm.NewClient(cl2).ListConfigResources(ctx, kadm.ConfigResourceClientMetrics)
+	if err != nil || listed.Err != nil || !slices.Equal(listed.Names(), []string{"kept"}) {
+		t.Fatalf("after restart: %v %v %v, want just kept", listed.Names(), err, listed.Err)
+	}
+	if d := describeClientMetrics(t, cl2, "kept"); *d["interval.ms"].Value != "1000" || d["interval.ms"].Source != kmsg.ConfigSourceClientMetricsConfig {
+		t.Errorf("kept interval.ms after restart: %+v", d["interval.ms"])
+	}
+	c := rawconn.Dial(t, b2.Addr().String())
+	req := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
+	if got := c.Request(req).(*kmsg.GetTelemetrySubscriptionsResponse); got.PushIntervalMillis != 1000 || !slices.Equal(got.RequestedMetrics, []string{"org.apache.kafka.producer."}) {
+		t.Errorf("subscription after restart: %+v", got)
+	}
+}
+
+// TestTelemetryACLs: ListConfigResources and CLIENT_METRICS configs need
+// DESCRIBE_CONFIGS / ALTER_CONFIGS on CLUSTER; GetTelemetrySubscriptions
+// needs nothing, as in Kafka (docs/security.md api-authorization,
+// list-config-resources).
+func TestTelemetryACLs(t *testing.T) {
+	ab := startACLBroker(t, nil)
+	ctx := testCtx(t)
+	bob := ab.client(t, "bob", kgo.DisableClientMetrics())
+	if listed, err := kadm.NewClient(bob).ListConfigResources(ctx); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
+		t.Fatalf("ListConfigResources without DESCRIBE_CONFIGS: %v %v", listed, err)
+	}
+	if code, _ := alterClientMetrics(t, bob, "s", clientMetricsOp{set, "metrics", "*"}); code != kerr.ClusterAuthorizationFailed.Code {
+		t.Fatalf("alter CLIENT_METRICS without ALTER_CONFIGS: %v", kerr.ErrorForCode(code))
+	}
+	get := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
+	if resp, err := get.RequestWith(ctx, bob); err != nil || resp.ErrorCode != 0 {
+		t.Fatalf("GetTelemetrySubscriptions with no ACL: %v %+v", err, resp)
+	}
+	ab.grant(t, kadm.NewACLs().Allow("User:CN=bob").AllowHosts().Clusters().Operations(kadm.OpDescribeConfigs, kadm.OpAlterConfigs))
+	if code, msg := alterClientMetrics(t, bob, "s", clientMetricsOp{set, "metrics", "*"}); code != 0 {
+		t.Fatalf("alter CLIENT_METRICS with ALTER_CONFIGS: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	listed, err := kadm.NewClient(bob).ListConfigResources(ctx, kadm.ConfigResourceClientMetrics)
+	if err != nil || !slices.Equal(listed.Names(), []string{"s"}) {
+		t.Fatalf("ListConfigResources with DESCRIBE_CONFIGS: %v %v", listed, err)
 	}
 }

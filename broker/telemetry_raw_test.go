@@ -163,10 +163,14 @@ func TestTelemetryTerminating(t *testing.T) {
 	wantTelemetryCode(t, "first push", e.push(id, sub.SubscriptionID, false, 0, otlpGauge(t, "a")), nil0)
 	wantTelemetryCode(t, "terminating push within the interval", e.push(id, sub.SubscriptionID, true, 0, otlpGauge(t, "b")), nil0)
 	wantTelemetryCode(t, "push after terminating", e.push(id, sub.SubscriptionID, false, 0, []byte("c")), kerr.InvalidRequest)
+	// Kafka records each push's flag whatever its outcome, so the refused
+	// push cleared it: once the interval passes, pushes are taken again.
+	e.b.Advance(30 * time.Second)
+	wantTelemetryCode(t, "push after the refused one, an interval later", e.push(id, sub.SubscriptionID, false, 0, []byte("d")), nil0)
 	e.p.mu.Lock()
 	defer e.p.mu.Unlock()
-	if len(e.p.got) != 2 || len(e.p.terminated) != 1 || e.p.terminated[0].InstanceID != id {
-		t.Errorf("pushes %d, terminated %+v; want 2 and the one instance", len(e.p.got), e.p.terminated)
+	if len(e.p.got) != 3 || len(e.p.terminated) != 1 || e.p.terminated[0].InstanceID != id {
+		t.Errorf("pushes %d, terminated %+v; want 3 and the one instance", len(e.p.got), e.p.terminated)
 	}
 }
 
@@ -193,12 +197,16 @@ func TestTelemetryExpiry(t *testing.T) {
 	e := &telemetryEnv{b: b, p: p, c: rawconn.Dial(t, b.Addr)}
 	sub := e.get([16]byte{})
 	e.b.Advance(59 * time.Second)
+	e.get([16]byte{}) // another instance: a request that would notice an expiry
 	select {
 	case c := <-forgotten:
 		t.Fatalf("instance %x forgotten after 59s", c.InstanceID)
 	default:
 	}
 	e.b.Advance(time.Second)
+	// Expiry is noticed at the next telemetry request, any client's.
+	other := rawconn.Dial(t, b.Addr)
+	other.Request(kmsg.NewPtrGetTelemetrySubscriptionsRequest())
 	select {
 	case c := <-forgotten:
 		if c.InstanceID != sub.ClientInstanceID {

@@ -44,6 +44,8 @@ const (
 
 	opACL       = "acl"
 	opACLDelete = "acl-delete"
+
+	opClientMetrics = "client-metrics"
 )
 
 // metaHeaderBytes is the length and CRC before each payload.

@@ -190,11 +190,13 @@ type metaState struct {
 	nextPID      int64
 	groupConfigs map[string]map[string]string
 	groupOffsets map[string]*GroupOffsets
-	shares       map[ShareKey]*ShareState
-	scram        map[SCRAMKey]*SCRAMCredential
-	acls         []ACL
-	txns         map[string]TxnState
-	pending      map[pendingKey]*PendingOffsets
+	// clientMetrics are the CLIENT_METRICS subscriptions' configs, by name.
+	clientMetrics map[string]map[string]string
+	shares        map[ShareKey]*ShareState
+	scram         map[SCRAMKey]*SCRAMCredential
+	acls          []ACL
+	txns          map[string]TxnState
+	pending       map[pendingKey]*PendingOffsets
 	// deleted are the topics whose deletion was replayed: their files
 	// may go (metadata-first). Only recovery reads it.
 	deleted map[storage.TopicID]bool
@@ -210,7 +212,7 @@ func newMetaState() *metaState {
 		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets),
 		shares: make(map[ShareKey]*ShareState), scram: make(map[SCRAMKey]*SCRAMCredential),
 		txns: make(map[string]TxnState), pending: make(map[pendingKey]*PendingOffsets),
-		deleted: make(map[storage.TopicID]bool)}
+		deleted: make(map[storage.TopicID]bool), clientMetrics: make(map[string]map[string]string)}
 }
 
 // replayOnto applies recs, in order, to st, the state of the records
@@ -227,6 +229,9 @@ func replayOnto(st *metaState, recs []metaRecord) (*metaState, error) {
 			continue
 		case opGroupConfig:
 			setGroupConfig(st.groupConfigs, r.Group, r.Configs)
+			continue
+		case opClientMetrics:
+			setGroupConfig(st.clientMetrics, r.Name, r.Configs)
 			continue
 		case opOffsets:
 			setGroupOffsets(st.groupOffsets, GroupOffsets{Group: r.Group, Kind: r.Kind, Offsets: r.Offsets})
@@ -328,6 +333,7 @@ func snapshot(st *metaState) []byte {
 	b = appendACLs(b, st.acls)
 	b = appendTxns(b, st.txns)
 	b = appendPending(b, st.pending)
+	b = appendClientMetrics(b, st.clientMetrics)
 	return appendShareSnapshots(b, st.shares)
 }
 

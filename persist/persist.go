@@ -56,7 +56,8 @@ type Config struct {
 }
 
 // State is the broker's domain state the data directory keeps. Every
-// field is required but Authz, nil when no authorizer runs.
+// field is required but Authz, nil when no authorizer runs, and
+// ClientMetrics.
 type State struct {
 	Store          *storage.Store
 	GroupConfigs   *group.ConfigStore
@@ -67,6 +68,9 @@ type State struct {
 	Txns           *txn.Coordinator
 	Authz          *acl.Authorizer
 	Credentials    Credentials
+	// ClientMetrics, nil when not kept, are the client telemetry
+	// subscriptions (client_metrics.go).
+	ClientMetrics ClientMetrics
 }
 
 // Binding is the broker's data directory, and the producer IDs it hands
@@ -157,6 +161,7 @@ func (b *Binding) restore(d *durable.Dir) error {
 	}
 	b.restoreSCRAM(d)
 	b.restoreACLs(d)
+	b.restoreClientMetrics(d)
 	// Producer IDs first: a restored transaction may need a new one.
 	b.reservedTo = max(d.ReservedProducerIDs(), b.maxProducerIDSeen()+1)
 	b.nextProducerID.Store(b.reservedTo)

@@ -286,11 +286,46 @@ func (m *Manager) Alter(name string, validateOnly bool, next func(current map[st
 		if _, ok := m.subs[name]; ok {
 			delete(m.subs, name)
 			m.version++
+			m.record(name, nil)
 		}
 		return nil
 	}
 	m.subs[name] = s
 	m.version++
+	m.record(name, updated)
+	return nil
+}
+
+// record tells the journal of a change, if there is one.
+func (m *Manager) record(name string, configs map[string]string) {
+	if m.journal != nil {
+		m.journal(name, configs)
+	}
+}
+
+// SetJournal has j told every later subscription change, with the whole
+// config set of the subscription (none: deleted), under the Manager's
+// lock, in the order the changes are made (client-metrics-kept).
+func (m *Manager) SetJournal(j func(name string, configs map[string]string)) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.journal = j
+}
+
+// Restore puts back a subscription a data directory kept, checked as a
+// change would be; a set that no longer passes (written by another
+// version) is refused and not restored.
+func (m *Manager) Restore(name string, configs map[string]string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, err := parseSubscription(name, maps.Clone(configs))
+	if err != nil {
+		return err
+	}
+	if len(configs) > 0 {
+		m.subs[name] = s
+		m.version++
+	}
 	return nil
 }
 

@@ -87,7 +87,8 @@ var AcceptedCompression = []int8{4, 3, 1, 2}
 
 // Options configure a Manager.
 type Options struct {
-	// Clock is the broker's clock: throttling and expiry read it.
+	// Clock is the broker's clock; Instances reads it. Every other call
+	// is given the broker's time.
 	Clock locktimer.Clock
 	// MaxBytes is telemetry.max.bytes; zero means DefaultMaxBytes.
 	MaxBytes int
@@ -134,8 +135,12 @@ type Manager struct {
 	instances map[[16]byte]*list.Element // of *instance
 	lru       list.List                  // front: most recently used
 	byConn    map[any][16]byte           // the connection that made each instance
-	timer     locktimer.Timer            // fires at the earliest expiry
-	timerAt   time.Time
+	// nextExpiry is no later than the earliest deadline of any instance:
+	// before it, no instance can have expired and nothing is scanned.
+	nextExpiry time.Time
+	// journal, nil without a data directory, is told every subscription
+	// change (SetJournal).
+	journal func(name string, configs map[string]string)
 }
 
 // instance is one client instance (Kafka's ClientMetricsInstance).
@@ -319,6 +324,7 @@ func (m *Manager) deliver(c Client, p Push, interval time.Duration, now time.Tim
 // or expired and re-evaluated if the subscriptions changed since it was
 // made; either way it is the most recently used, and its expiry moves.
 func (m *Manager) instanceLocked(c Client, conn any, now time.Time) *instance {
+	m.expireLocked(now)
 	var in *instance
 	if e, ok := m.instances[c.InstanceID]; ok && now.Before(e.Value.(*instance).deadline()) {
 		in = e.Value.(*instance)
@@ -326,15 +332,20 @@ func (m *Manager) instanceLocked(c Client, conn any, now time.Time) *instance {
 		if in.version < m.version {
 			// The client keeps what it was when it was first seen;
 			// throttling starts over, so the client gets its new
-			// subscription at once.
+			// subscription at once; the connection asking now is the
+			// one whose close forgets it (createClientInstanceAndUpdateCache).
 			fresh := m.evaluateLocked(in.client)
-			fresh.conn = in.conn
+			if id, ok := m.byConn[in.conn]; ok && id == c.InstanceID {
+				delete(m.byConn, in.conn)
+			}
+			fresh.conn = conn
+			m.byConn[conn] = c.InstanceID
 			e.Value = fresh
 			in = fresh
 		}
 	} else {
 		if ok {
-			m.dropLocked(e.Value.(*instance), now) // expired; the sweep has not run yet
+			m.dropLocked(e.Value.(*instance), now) // expired at this very instant
 		}
 		in = m.evaluateLocked(c)
 		in.conn = conn
@@ -346,7 +357,9 @@ func (m *Manager) instanceLocked(c Client, conn any, now time.Time) *instance {
 		}
 	}
 	in.lastSeen = now
-	m.armLocked(in.deadline())
+	if at := in.deadline(); m.nextExpiry.IsZero() || at.Before(m.nextExpiry) {
+		m.nextExpiry = at
+	}
 	return in
 }
 
@@ -382,47 +395,34 @@ func (m *Manager) dropLocked(in *instance, now time.Time) {
 	}
 }
 
-// expireLocked drops the instances whose expiry passed.
+// expireLocked drops the instances whose deadline has passed. Expiry is
+// noticed, on the broker clock, at the next call into the Manager rather
+// than by a timer of its own: a timer would be one more pending callback
+// on a test's manual clock, which tests count. The scan runs only once
+// some deadline may have passed, and finds the next one.
 func (m *Manager) expireLocked(now time.Time) {
+	if m.nextExpiry.IsZero() || now.Before(m.nextExpiry) {
+		return
+	}
+	m.nextExpiry = time.Time{}
 	for e := m.lru.Back(); e != nil; {
 		prev := e.Prev()
-		if in := e.Value.(*instance); !now.Before(in.deadline()) {
+		in := e.Value.(*instance)
+		if at := in.deadline(); !now.Before(at) {
 			m.dropLocked(in, now)
+		} else if m.nextExpiry.IsZero() || at.Before(m.nextExpiry) {
+			m.nextExpiry = at
 		}
 		e = prev
 	}
 }
 
-// armLocked makes sure the expiry timer fires no later than at.
-func (m *Manager) armLocked(at time.Time) {
-	if m.timer != nil && !m.timerAt.After(at) {
-		return
-	}
-	if m.timer != nil {
-		m.timer.Stop()
-	}
-	m.timerAt = at
-	m.timer = m.clock.AfterFunc(at.Sub(m.clock.Now()), m.sweep)
-}
-
-// sweep runs on the broker clock: it drops what expired and arms the
-// timer for the next expiry, if any instance is left.
-func (m *Manager) sweep() {
+// Expire forgets the instances whose deadline has passed at now, telling
+// Forgotten; other calls do it too, as they come.
+func (m *Manager) Expire(now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	now := m.clock.Now()
-	m.timer = nil
 	m.expireLocked(now)
-	var next time.Time
-	for e := m.lru.Front(); e != nil; e = e.Next() {
-		in := e.Value.(*instance)
-		if at := in.deadline(); next.IsZero() || at.Before(next) {
-			next = at
-		}
-	}
-	if !next.IsZero() {
-		m.armLocked(next)
-	}
 }
 
 // ConnClosed forgets the instance the connection made, as Kafka's
@@ -430,6 +430,7 @@ func (m *Manager) sweep() {
 func (m *Manager) ConnClosed(conn any, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.expireLocked(now)
 	id, ok := m.byConn[conn]
 	if !ok {
 		return
@@ -440,21 +441,13 @@ func (m *Manager) ConnClosed(conn any, now time.Time) {
 	}
 }
 
-// Instances reports how many client instances are kept.
+// Instances reports how many client instances are kept, the expired
+// ones forgotten first.
 func (m *Manager) Instances() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.expireLocked(m.clock.Now())
 	return m.lru.Len()
-}
-
-// Close stops the expiry timer.
-func (m *Manager) Close() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.timer != nil {
-		m.timer.Stop()
-		m.timer = nil
-	}
 }
 
 // freshID makes an instance ID no kept instance has (generateNewClientId).

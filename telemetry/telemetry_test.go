@@ -16,7 +16,6 @@ func TestInstanceCacheBound(t *testing.T) {
 	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
 	var forgotten [][16]byte
 	m := New(Options{Clock: clock, Hooks: Hooks{Forgotten: func(c Client, _ time.Time) { forgotten = append(forgotten, c.InstanceID) }}})
-	defer m.Close()
 	id := func(i int) [16]byte {
 		var b [16]byte
 		binary.BigEndian.PutUint64(b[8:], uint64(i)+2) // past the reserved IDs
