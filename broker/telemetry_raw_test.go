@@ -166,7 +166,7 @@ func TestTelemetryTerminating(t *testing.T) {
 	// Kafka records each push's flag whatever its outcome, so the refused
 	// push cleared it: once the interval passes, pushes are taken again.
 	e.b.Advance(30 * time.Second)
-	wantTelemetryCode(t, "push after the refused one, an interval later", e.push(id, sub.SubscriptionID, false, 0, []byte("d")), nil0)
+	wantTelemetryCode(t, "push after the refused one, an interval later", e.push(id, sub.SubscriptionID, false, 0, otlpGauge(t, "d")), nil0)
 	e.p.mu.Lock()
 	defer e.p.mu.Unlock()
 	if len(e.p.got) != 3 || len(e.p.terminated) != 1 || e.p.terminated[0].InstanceID != id {
