@@ -304,8 +304,9 @@ func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
 		clear(c.segs) // drop the references into the logs
 		return c.sent(err)
 	}
-	c.buf = wire.AppendResponse(c.buf[:0], correlationID, resp)
-	_, err = c.nc.Write(c.buf)
+	// A large CreateTopics answer goes out in pieces (wire:
+	// create-topics-answer-streamed); any other in one write.
+	c.buf, err = wire.WriteResponse(c.nc, c.buf, correlationID, resp)
 	return c.sent(err)
 }
 
