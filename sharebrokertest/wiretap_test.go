@@ -25,8 +25,36 @@ type wireTap struct {
 	start time.Time
 	nodes map[string]int32 // dialed host:port -> node ID
 
-	mu     sync.Mutex
-	events []tapEvent
+	mu         sync.Mutex
+	events     []tapEvent
+	refusals   []ackRefusal
+	deliveries []delivery
+}
+
+// delivery is one range of records a ShareFetch answer handed a member.
+type delivery struct {
+	member      string
+	partition   int32
+	first, last int64
+	at          time.Duration // when the answer was read
+}
+
+// ackRefusal is one partition's acknowledgements a node refused: what
+// the member had asked, and the code it got.
+type ackRefusal struct {
+	member    string
+	node      int32
+	partition int32
+	code      int16
+	acks      [][2]int64    // first and last offset of each batch
+	sentAt    time.Duration // when the request was written
+}
+
+// sentAcks is what a request acknowledged, kept until its answer.
+type sentAcks struct {
+	member string
+	acks   map[int32][][2]int64
+	at     time.Duration
 }
 
 // tapEvent is one request or answer of the share conversation.
@@ -83,9 +111,9 @@ func (w *wireTap) add(e tapEvent) {
 }
 
 // dump writes the events since from that name partition p (or name no
-// partition: heartbeats, session-level errors), at most limit of them,
-// the newest kept.
-func (w *wireTap) dump(sb *strings.Builder, from time.Duration, p int32, limit int) {
+// partition: heartbeats, metadata, session-level fetches): the first head
+// of them and the last tail.
+func (w *wireTap) dump(sb *strings.Builder, from time.Duration, p int32, head, tail int) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var keep []tapEvent
@@ -98,13 +126,20 @@ func (w *wireTap) dump(sb *strings.Builder, from time.Duration, p int32, limit i
 		}
 		keep = append(keep, e)
 	}
-	if len(keep) > limit {
-		fmt.Fprintf(sb, "  ... %d earlier events\n", len(keep)-limit)
-		keep = keep[len(keep)-limit:]
-	}
-	for _, e := range keep {
+	for i, e := range keep {
+		if i == head && len(keep) > head+tail {
+			fmt.Fprintf(sb, "  ... %d events\n", len(keep)-head-tail)
+		}
+		if i >= head && i < len(keep)-tail {
+			continue
+		}
 		fmt.Fprintf(sb, "  %8.3fs %s node %d conn %d: %s\n", e.at.Seconds(), e.client, e.node, e.conn, e.text)
 	}
+}
+
+// note records a step of the test among the events.
+func (w *wireTap) note(text string) {
+	w.add(tapEvent{client: "test", node: -1, text: text})
 }
 
 func containsPart(ps []int32, p int32) bool {
@@ -128,6 +163,7 @@ type tapConn struct {
 	out, in    []byte
 	sent       map[int32]wire.Header // correlation ID -> request header
 	sentShares map[int32][]int32     // correlation ID -> partitions the request named
+	sentAcks   map[int32]sentAcks    // correlation ID -> what the request acknowledged
 }
 
 func (c *tapConn) Write(b []byte) (int, error) {
@@ -207,6 +243,12 @@ func (c *tapConn) request(frame []byte) {
 		c.sentShares = map[int32][]int32{}
 	}
 	c.sentShares[h.CorrelationID] = parts
+	if member, acks := requestAcks(req); member != "" {
+		if c.sentAcks == nil {
+			c.sentAcks = map[int32]sentAcks{}
+		}
+		c.sentAcks[h.CorrelationID] = sentAcks{member, acks, time.Since(c.w.start)}
+	}
 	c.w.add(tapEvent{client: c.client, node: c.node, conn: c.id, text: fmt.Sprintf("-> %s v%d #%d %s", kmsg.NameForKey(h.APIKey), h.APIVersion, h.CorrelationID, text), parts: parts})
 }
 
@@ -222,6 +264,8 @@ func (c *tapConn) response(frame []byte) {
 	delete(c.sent, corr)
 	reqParts := c.sentShares[corr]
 	delete(c.sentShares, corr)
+	asked := c.sentAcks[corr]
+	delete(c.sentAcks, corr)
 	body := frame[4:]
 	resp := kmsg.ResponseForKey(h.APIKey)
 	resp.SetVersion(h.APIVersion)
@@ -238,6 +282,22 @@ func (c *tapConn) response(frame []byte) {
 		c.w.add(tapEvent{client: c.client, node: c.node, conn: c.id, text: fmt.Sprintf("%s answer undecodable: %v", kmsg.NameForKey(h.APIKey), err)})
 		return
 	}
+	c.w.mu.Lock()
+	for p, code := range ackCodes(resp) {
+		if code != 0 && len(asked.acks[p]) > 0 {
+			c.w.refusals = append(c.w.refusals, ackRefusal{member: asked.member, node: c.node, partition: p, code: code, acks: asked.acks[p], sentAt: asked.at})
+		}
+	}
+	if f, ok := resp.(*kmsg.ShareFetchResponse); ok {
+		for _, t := range f.Topics {
+			for _, p := range t.Partitions {
+				for _, a := range p.AcquiredRecords {
+					c.w.deliveries = append(c.w.deliveries, delivery{asked.member, p.Partition, a.FirstOffset, a.LastOffset, time.Since(c.w.start)})
+				}
+			}
+		}
+	}
+	c.w.mu.Unlock()
 	text, parts := describeResponse(resp)
 	if text == "" {
 		return
@@ -257,6 +317,80 @@ func shortID(id string) string {
 
 func ackText(first, last int64, types []int8) string {
 	return fmt.Sprintf("%d-%d%v", first, last, types)
+}
+
+// requestAcks is the member and the acknowledgement batches, by
+// partition, of a ShareFetch or ShareAcknowledge request.
+func requestAcks(req kmsg.Request) (string, map[int32][][2]int64) {
+	acks := map[int32][][2]int64{}
+	switch r := req.(type) {
+	case *kmsg.ShareFetchRequest:
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				for _, a := range p.AcknowledgementBatches {
+					acks[p.Partition] = append(acks[p.Partition], [2]int64{a.FirstOffset, a.LastOffset})
+				}
+			}
+		}
+		return deref(r.MemberID), acks
+	case *kmsg.ShareAcknowledgeRequest:
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				for _, a := range p.AcknowledgementBatches {
+					acks[p.Partition] = append(acks[p.Partition], [2]int64{a.FirstOffset, a.LastOffset})
+				}
+			}
+		}
+		return deref(r.MemberID), acks
+	}
+	return "", nil
+}
+
+// ackCodes is the acknowledgement outcome, by partition, of a ShareFetch
+// or ShareAcknowledge answer.
+func ackCodes(resp kmsg.Response) map[int32]int16 {
+	codes := map[int32]int16{}
+	switch r := resp.(type) {
+	case *kmsg.ShareFetchResponse:
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				codes[p.Partition] = p.AcknowledgeErrorCode
+			}
+		}
+	case *kmsg.ShareAcknowledgeResponse:
+		for _, t := range r.Topics {
+			for _, p := range t.Partitions {
+				codes[p.Partition] = p.ErrorCode
+			}
+		}
+	}
+	return codes
+}
+
+// refusedCovering returns a refusal of member's acknowledgements on
+// partition p that named an offset of [first, last] and was sent after
+// the answer that last handed member any of those offsets: the member
+// acknowledged what it held, and was refused.
+func (w *wireTap) refusedCovering(member string, p int32, first, last int64) (ackRefusal, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delivered := time.Duration(-1)
+	for _, d := range w.deliveries {
+		if d.member == member && d.partition == p && d.first <= last && d.last >= first {
+			delivered = max(delivered, d.at)
+		}
+	}
+	for _, r := range w.refusals {
+		if r.member != member || r.partition != p || r.sentAt < delivered {
+			continue
+		}
+		for _, a := range r.acks {
+			if a[0] <= last && a[1] >= first {
+				return r, true
+			}
+		}
+	}
+	return ackRefusal{}, false
 }
 
 func describeRequest(req kmsg.Request) (string, []int32) {
