@@ -184,7 +184,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	release := kversionOf(r.props[kafkaVersionProp])
-	b.apiRanges = servedAPIs(release)
+	b.apiRanges = servedAPIs(r.props[kafkaVersionProp], release)
 	if err := b.newFeatures(release); err != nil {
 		return nil, err
 	}

@@ -63,8 +63,9 @@ func releaseAPIVersions(t *testing.T, addr string) *kmsg.ApiVersionsResponse {
 
 // TestKafkaVersionAPIs: kafka-version-apis. Under each --kafka-version,
 // ApiVersions advertises exactly kversion's maximum of that release for
-// every API a handler serves (from the handler's own minimum), nothing
-// the release lacks, and a version above the advertised one closes the
+// every API a handler serves (from the handler's own minimum or the
+// release's, whichever is higher: TestReleaseMinVersions checks those
+// against kversion), nothing the release lacks, and a version above the advertised one closes the
 // connection, as a Kafka broker refuses a version it does not parse; an
 // ApiVersions above it is answered at v0 with UNSUPPORTED_VERSION.
 func TestKafkaVersionAPIs(t *testing.T) {
@@ -87,11 +88,11 @@ func TestKafkaVersionAPIs(t *testing.T) {
 						t.Errorf("%s: advertised %v, which Kafka %s does not have", kmsg.NameForKey(key), adv, name)
 					}
 				case shortOfRelease[name][key] != "":
-					if adv[1] >= rmax || adv != [2]int16{h[0], h[1]} {
+					if adv[1] >= rmax || adv[1] != h[1] {
 						t.Errorf("%s: advertised %v under Kafka %s (v%d): update shortOfRelease", kmsg.NameForKey(key), adv, name, rmax)
 					}
-				case adv != [2]int16{h[0], rmax}:
-					t.Errorf("%s: advertised %v, want v%d-v%d (Kafka %s's maximum)", kmsg.NameForKey(key), adv, h[0], rmax, name)
+				case adv[1] != rmax || adv[0] < h[0]:
+					t.Errorf("%s: advertised %v, want up to v%d (Kafka %s's maximum) from v%d or above", kmsg.NameForKey(key), adv, rmax, name, h[0])
 				}
 			}
 			for key := range got {
@@ -121,6 +122,23 @@ func TestKafkaVersionAPIs(t *testing.T) {
 				}
 				c.Write(c.Frame(req))
 				c.ExpectClosed()
+			}
+			// A version below the release's minimum, which the handler
+			// would take (OffsetCommit v1 after KIP-896): refused too.
+			below := 0
+			for _, key := range slices.Sorted(maps.Keys(got)) {
+				if got[key][0] <= handlers[key][0] {
+					continue
+				}
+				below++
+				req := kmsg.RequestForKey(key)
+				req.SetVersion(got[key][0] - 1)
+				c := rawconn.Dial(t, addr)
+				c.Write(c.Frame(req))
+				c.ExpectClosed()
+			}
+			if below == 0 {
+				t.Errorf("Kafka %s: no API whose handler starts below the release; the refusal went untested", name)
 			}
 			if name != broker.KafkaVersions[len(broker.KafkaVersions)-1] && refused == 0 {
 				t.Errorf("Kafka %s: no API whose handler goes past the release; the refusal went untested", name)

@@ -54,10 +54,11 @@ type versionRange struct {
 	ok       bool
 }
 
-// servedAPIs is the dispatch table cut to release vs: each handler's range
-// with its maximum lowered to the release's, and no API the release does
-// not have (kafka-version-apis).
-func servedAPIs(vs *kversion.Versions) [maxAPIKey + 1]versionRange {
+// servedAPIs is the dispatch table cut to release name, whose kversion
+// table is vs: each handler's range with its maximum lowered to the
+// release's and its minimum raised to it, and no API the release does not
+// have (kafka-version-apis).
+func servedAPIs(name string, vs *kversion.Versions) [maxAPIKey + 1]versionRange {
 	var out [maxAPIKey + 1]versionRange
 	for _, a := range apis {
 		if a == nil {
@@ -67,8 +68,8 @@ func servedAPIs(vs *kversion.Versions) [maxAPIKey + 1]versionRange {
 		if !ok {
 			continue
 		}
-		hi := min(a.maxVersion, rmax)
-		out[a.key] = versionRange{min: a.minVersion, max: hi, ok: a.minVersion <= hi}
+		lo, hi := max(a.minVersion, releaseMinVersions[name][a.key]), min(a.maxVersion, rmax)
+		out[a.key] = versionRange{min: lo, max: hi, ok: lo <= hi}
 	}
 	return out
 }
