@@ -194,3 +194,17 @@ func TestGates(t *testing.T) {
 		t.Error("levels changed at run time not followed")
 	}
 }
+
+// TestMetadataSafeDowngrade: features-metadata-downgrade. Under 4.0,
+// metadata.version 25 may go safely to 24 (4.0-IV3 and 4.0-IV2 changed no
+// metadata format) but not to 22 (4.0-IV1 did).
+func TestMetadataSafeDowngrade(t *testing.T) {
+	rel := Release{Name: "4.0", Supported: map[string]Range{MetadataVersion: {7, 25}}, Defaults: map[string]int16{MetadataVersion: 25}}
+	s := newSet(t, rel, nil)
+	if err := s.Update([]Update{{MetadataVersion, 22, SafeDowngrade}}, false); err == nil {
+		t.Fatal("25 to 22 accepted across 4.0-IV1")
+	}
+	if err := s.Update([]Update{{MetadataVersion, 24, SafeDowngrade}}, false); err != nil || s.Level(MetadataVersion) != 24 {
+		t.Fatalf("25 to 24: %v, level %d", err, s.Level(MetadataVersion))
+	}
+}
