@@ -22,5 +22,14 @@ func (b *Broker) gateClosed(r *request) (resp kmsg.Response, ok bool) {
 	if _, closed := b.features.Closed(r.header.APIKey); !closed {
 		return nil, false
 	}
-	return wire.ErrorResponse(r.body, kerr.UnsupportedVersion.Code), true
+	resp = wire.ErrorResponse(r.body, kerr.UnsupportedVersion.Code)
+	// ShareFetchRequest.getErrorResponse and ShareAcknowledgeRequest's
+	// answer with the top-level code alone, no topics.
+	switch resp := resp.(type) {
+	case *kmsg.ShareFetchResponse:
+		resp.Topics = nil
+	case *kmsg.ShareAcknowledgeResponse:
+		resp.Topics = nil
+	}
+	return resp, true
 }

@@ -245,3 +245,22 @@ func TestGroupVersionGate(t *testing.T) {
 		t.Fatalf("describe after the upgrade: code %d", d)
 	}
 }
+
+// TestShareFetchGateAnswer: features-api-gate. At share.version 0 a
+// ShareFetch is answered as ShareFetchRequest.getErrorResponse answers:
+// UNSUPPORTED_VERSION at the top level and no topics.
+func TestShareFetchGateAnswer(t *testing.T) {
+	addr := startRelease(t, "4.1", nil)
+	req := kmsg.NewPtrShareFetchRequest()
+	req.Version = 1
+	req.GroupID, req.MemberID, req.ShareSessionEpoch = kmsg.StringPtr("g"), kmsg.StringPtr("m1-aaaaaaaaaaaaaaaaaaaa"), 0
+	rt := kmsg.NewShareFetchRequestTopic()
+	rt.TopicID = [16]byte{1}
+	rp := kmsg.NewShareFetchRequestTopicPartition()
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	resp := rawconn.Dial(t, addr).Request(req).(*kmsg.ShareFetchResponse)
+	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.Topics) != 0 {
+		t.Fatalf("ShareFetch at share.version 0: code %d, %d topics; want UNSUPPORTED_VERSION and none", resp.ErrorCode, len(resp.Topics))
+	}
+}
