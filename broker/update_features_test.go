@@ -141,8 +141,9 @@ func TestUpdateFeaturesAuthorized(t *testing.T) {
 
 // TestFeaturesKeptInDataDir: features-kept, features-kept-checked. A level
 // UpdateFeatures set survives a restart with the data directory, epoch
-// included; the same directory under an older --kafka-version that does
-// not support a kept level refuses the start.
+// included; under a newer --kafka-version the directory keeps its levels;
+// under an older one that does not support a kept level it refuses the
+// start.
 func TestFeaturesKeptInDataDir(t *testing.T) {
 	dir := t.TempDir()
 	props := map[string]string{broker.KafkaVersionProperty: "4.2"}
@@ -158,6 +159,18 @@ func TestFeaturesKeptInDataDir(t *testing.T) {
 		t.Fatalf("after restart: transaction.version %d epoch %d, want 1 at 2", level, epoch)
 	}
 	if err := testbroker.Close(b2); err != nil {
+		t.Fatal(err)
+	}
+	// Under 4.4 the directory keeps 4.2's levels: metadata.version 29,
+	// share.version 1, not 4.4's defaults.
+	b4 := testbroker.Start(t, broker.Config{DataDir: dir, Props: map[string]string{broker.KafkaVersionProperty: "4.4"}})
+	if mv, _ := finalizedLevel(t, b4.Addr().String(), "metadata.version"); mv != 29 {
+		t.Fatalf("under 4.4: metadata.version %d, want the kept 29", mv)
+	}
+	if sv, _ := finalizedLevel(t, b4.Addr().String(), "share.version"); sv != 1 {
+		t.Fatalf("under 4.4: share.version %d, want the kept 1", sv)
+	}
+	if err := testbroker.Close(b4); err != nil {
 		t.Fatal(err)
 	}
 	// 4.2 finalized metadata.version 29, which 4.1 does not support.
