@@ -3,8 +3,9 @@ package broker
 // The Kafka release the broker is (--kafka-version, the property
 // sharebroker.kafka.version; docs/features.md): kversion's tables read
 // here, at the edge, because kversion imports kmsg and package features
-// must not. What ApiVersions advertises and what conn.go accepts both come
-// from b.served, so they never disagree (kafka-version-apis).
+// must not. What ApiVersions advertises and what conn.go and the SASL gate
+// accept both come from b.apiRanges, so they never disagree
+// (kafka-version-apis).
 
 import (
 	"fmt"
@@ -18,8 +19,7 @@ import (
 // kafkaVersionProp is the property --kafka-version sets.
 const kafkaVersionProp = "sharebroker.kafka.version"
 
-// KafkaVersions are the releases --kafka-version accepts, oldest first,
-// and KafkaVersionList them for a message ("4.0, 4.1, ... or 4.4").
+// KafkaVersions are the releases --kafka-version accepts, oldest first.
 var KafkaVersions = features.Releases
 
 // KafkaVersionList is KafkaVersions for a message.
@@ -101,7 +101,7 @@ func (b *Broker) newFeatures(vs *kversion.Versions) error {
 	}
 	levels, err := features.Initial(rel, overrides)
 	if err != nil {
-		return fmt.Errorf("%s with %s=%s: %w", "--kafka-version", kafkaVersionProp, name, err)
+		return fmt.Errorf("%w (--kafka-version %s)", err, name)
 	}
 	// A new cluster's epoch: Kafka's is the offset of the metadata log,
 	// past 0 once formatted; sharebroker answered 1 before it had
