@@ -198,7 +198,7 @@ func (c *conn) handleFrame(frame []byte) bool {
 	}
 	start := time.Now()
 	a := lookupAPI(h.APIKey)
-	if a == nil || h.APIVersion < a.minVersion || h.APIVersion > a.maxVersion {
+	if a == nil || !c.b.servesVersion(h.APIKey, h.APIVersion) { // the release's range (release.go)
 		if h.APIKey == apiVersionsKey {
 			// The one request that must be answered whatever its version:
 			// the client learns our ranges and retries with one we serve.
@@ -206,7 +206,7 @@ func (c *conn) handleFrame(frame []byte) bool {
 			// not worth more than a debug line.
 			c.log.Debug("answering ApiVersions at v0: version not served",
 				attrAPIVersion, h.APIVersion, attrClientID, h.ClientID)
-			resp := unsupportedAPIVersionsResponse()
+			resp := c.b.unsupportedAPIVersionsResponse()
 			resp.SetVersion(0)
 			countRequest(c.b.metrics, c.nodeLabel(), h.APIKey, resp, nil, start)
 			return c.send(h.CorrelationID, resp)
@@ -267,6 +267,9 @@ func (c *conn) call(a *api, r *request) (resp kmsg.Response, err error) {
 			resp, err = nil, errHandlerPanic
 		}
 	}()
+	if resp, closed := c.b.gateClosed(r); closed { // feature_gates.go
+		return resp, nil
+	}
 	return a.handle(c.b, r)
 }
 

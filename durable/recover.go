@@ -195,6 +195,8 @@ type metaState struct {
 	acls         []ACL
 	txns         map[string]TxnState
 	pending      map[pendingKey]*PendingOffsets
+	// features are the finalized feature levels; nil if never recorded.
+	features *FeatureLevels
 	// deleted are the topics whose deletion was replayed: their files
 	// may go (metadata-first). Only recovery reads it.
 	deleted map[storage.TopicID]bool
@@ -227,6 +229,9 @@ func replayOnto(st *metaState, recs []metaRecord) (*metaState, error) {
 			continue
 		case opGroupConfig:
 			setGroupConfig(st.groupConfigs, r.Group, r.Configs)
+			continue
+		case opFeatures:
+			st.features = &FeatureLevels{Levels: r.Levels, Epoch: r.Epoch}
 			continue
 		case opOffsets:
 			setGroupOffsets(st.groupOffsets, GroupOffsets{Group: r.Group, Kind: r.Kind, Offsets: r.Offsets})
@@ -328,6 +333,7 @@ func snapshot(st *metaState) []byte {
 	b = appendACLs(b, st.acls)
 	b = appendTxns(b, st.txns)
 	b = appendPending(b, st.pending)
+	b = appendFeatures(b, st.features)
 	return appendShareSnapshots(b, st.shares)
 }
 
