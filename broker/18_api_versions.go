@@ -22,6 +22,9 @@ func init() {
 }
 
 func handleAPIVersions(b *Broker, r *request) (kmsg.Response, error) {
+	if refusal := apiVersionsTargetRefusal(b, r); refusal != nil { // api_versions_target.go (KIP-1242)
+		return refusal, nil
+	}
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = advertisedAPIs()
 	addFeatures(resp, b.cfg.props.Int32("transaction.version"), b.cfg.props.Int32("share.version"))
