@@ -90,6 +90,8 @@ func TestGroupConfigExact(t *testing.T) {
 			"streams.num.standby.replicas must be less than or equal to 2"},
 		{"session not above heartbeat", []string{"share.heartbeat.interval.ms", "12000", "share.session.timeout.ms", "12000"},
 			"share.session.timeout.ms must be greater than share.heartbeat.interval.ms"},
+		{"dead-letter topic name of an internal topic", []string{"errors.deadletterqueue.topic.name", " __x"},
+			"errors.deadletterqueue.topic.name: DLQ topic name must not start with '__'"},
 		{"parse errors before bounds, in Kafka's define order", []string{"share.session.timeout.ms", "1", "share.isolation.level", "x", "consumer.session.timeout.ms", "z"},
 			"Invalid value z for configuration consumer.session.timeout.ms: Not a number of type INT"},
 	}
