@@ -29,6 +29,9 @@ func init() {
 }
 
 func handleAPIVersions(b *Broker, r *request) (kmsg.Response, error) {
+	if refusal := apiVersionsTargetRefusal(b, r); refusal != nil { // api_versions_target.go (KIP-1242)
+		return refusal, nil
+	}
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = b.advertisedAPIs()
 	b.addFeatures(resp)

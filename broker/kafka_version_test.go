@@ -37,7 +37,6 @@ func init() {
 		// clients stop at v3 (transactions.md).
 		shortOfRelease[r] = map[int16]string{24: "AddPartitionsToTxn v4+ is broker-to-broker"}
 	}
-	shortOfRelease["4.4"][42] = "DeleteGroups v3: issue 24's 4.4 versions (branch api44)"
 }
 
 func startRelease(t *testing.T, version string, props map[string]string) string {
