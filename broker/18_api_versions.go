@@ -32,6 +32,7 @@ func handleAPIVersions(b *Broker, r *request) (kmsg.Response, error) {
 	if refusal := apiVersionsTargetRefusal(b, r); refusal != nil { // api_versions_target.go (KIP-1242)
 		return refusal, nil
 	}
+	r.conn.noteClientSoftware(r.body.(*kmsg.ApiVersionsRequest))
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ApiKeys = b.advertisedAPIs()
 	b.addFeatures(resp)

@@ -13,6 +13,9 @@ package broker
 //     dynamic defaults, of which there are none, so it answers no configs
 //     (as Kafka with none set). Any other name answers INVALID_REQUEST, as
 //     Kafka does for another broker's ID or a non-numeric name.
+//   - CLIENT_METRICS (16) resources: the telemetry subscription's three
+//     configs, CLIENT_METRICS_CONFIG where set, DEFAULT_CONFIG otherwise
+//     (client_metrics_configs.go, docs/telemetry.md).
 //   - Other resource types answer INVALID_REQUEST; an unknown topic
 //     UNKNOWN_TOPIC_OR_PARTITION, an invalid topic name
 //     INVALID_TOPIC_EXCEPTION.
@@ -100,8 +103,10 @@ func (b *Broker) describeResource(node int32, typ kmsg.ConfigResourceType, name 
 		return b.brokerConfigEntries(), nil
 	case kmsg.ConfigResourceTypeGroupConfig:
 		return b.describeGroupConfigs(name)
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return b.describeClientMetrics(name)
 	}
-	return nil, fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2), BROKER (4) and GROUP (32) are", errInvalidRequest, typ, int8(typ))
+	return nil, fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2), BROKER (4), CLIENT_METRICS (16) and GROUP (32) are", errInvalidRequest, typ, int8(typ))
 }
 
 // checkBrokerResource accepts a BROKER resource name sent to node: node's

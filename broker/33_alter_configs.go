@@ -12,6 +12,9 @@ package broker
 //     (cluster-wide default), else INVALID_REQUEST. Every broker property is static here,
 //     so changing any answers INVALID_REQUEST, the code Kafka gives for a
 //     config it cannot update dynamically; an empty change succeeds.
+//   - CLIENT_METRICS (16) resources: the given configs replace the
+//     telemetry subscription's, validated as Kafka's ClientMetricsConfigs
+//     validates them; none deletes it (docs/telemetry.md).
 //   - Other resource types, and a resource given twice, answer
 //     INVALID_REQUEST.
 //   - ValidateOnly checks everything and changes nothing.
@@ -142,6 +145,8 @@ func (b *Broker) alterConfigResource(node int32, typ kmsg.ConfigResourceType, na
 		return nil
 	case kmsg.ConfigResourceTypeGroupConfig:
 		return b.alterGroupConfigs(name, validateOnly, next)
+	case kmsg.ConfigResourceTypeClientMetrics:
+		return b.alterClientMetrics(name, validateOnly, next)
 	}
-	return fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2), BROKER (4) and GROUP (32) are", errInvalidRequest, typ, int8(typ))
+	return fmt.Errorf("%w: resource type %s (%d) is not supported; only TOPIC (2), BROKER (4), CLIENT_METRICS (16) and GROUP (32) are", errInvalidRequest, typ, int8(typ))
 }

@@ -13,6 +13,9 @@ package broker
 //     INVALID_REQUEST. An unknown topic answers UNKNOWN_TOPIC_OR_PARTITION.
 //   - The operations of one resource apply together or not at all; a
 //     lowered retention.ms or retention.bytes applies before the answer.
+//   - CLIENT_METRICS (16) resources: the same operations on the telemetry
+//     subscription's configs (metrics and match are lists); deleting every
+//     config deletes the subscription (docs/telemetry.md).
 //   - BROKER (4) resources and everything else: as AlterConfigs.
 //   - ValidateOnly checks everything and changes nothing.
 //   - Authorization (docs/security.md api-authorization): ALTER_CONFIGS on
@@ -77,6 +80,10 @@ func (b *Broker) applyConfigOp(typ kmsg.ConfigResourceType, overrides map[string
 		scope, kind = configdef.Group, "group"
 	}
 	p, known := brokerconfig.Lookup(c.Name, scope)
+	if typ == kmsg.ConfigResourceTypeClientMetrics {
+		kind = "client metrics"
+		p, known = clientMetricsProperty(c.Name)
+	}
 	switch c.Op {
 	case kmsg.IncrementalAlterConfigOpSet:
 		if c.Value == nil {

@@ -277,7 +277,8 @@ func TestAdminIncrementalAlterConfigs(t *testing.T) {
 		{name: "cluster default broker config", typ: kmsg.ConfigResourceTypeBroker, resource: "", ops: []kmsg.IncrementalAlterConfigsRequestResourceConfig{
 			alterOp(kmsg.IncrementalAlterConfigOpSet, "log.retention.ms", ptr("3"))}, want: kerr.InvalidRequest, wantText: "log.retention.ms"},
 		{name: "broker, no change", typ: kmsg.ConfigResourceTypeBroker, resource: "0"},
-		{name: "client metrics", typ: 16, resource: "m", want: kerr.InvalidRequest},
+		{name: "client metrics, no change", typ: kmsg.ConfigResourceTypeClientMetrics, resource: "m"}, // docs/telemetry.md
+		{name: "broker logger", typ: kmsg.ConfigResourceTypeBrokerLogger, resource: "0", want: kerr.InvalidRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -35,6 +35,7 @@ import (
 	"github.com/sharebroker/sharebroker/placement"
 	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/telemetry"
 	"github.com/sharebroker/sharebroker/txn"
 )
 
@@ -57,6 +58,9 @@ type Broker struct {
 	shareServing *shareserve.Service
 	metrics      *metrics.Metrics
 	faults       faults.Store // armed by the test API (faults.go)
+	// telemetry is client telemetry (KIP-714): client instances and
+	// CLIENT_METRICS subscriptions (telemetry.go).
+	telemetry *telemetry.Manager
 
 	// apiRanges are the versions of each API served as the configured
 	// Kafka release, and features the cluster's feature levels
@@ -249,6 +253,7 @@ func New(cfg Config) (*Broker, error) {
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
 	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns, b.shareServing)
+	b.telemetry = b.newTelemetry()
 	b.data = b.newPersist()
 	b.newQuotas()
 	return b, nil

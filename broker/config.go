@@ -9,6 +9,7 @@ import (
 	"github.com/sharebroker/sharebroker/brokerconfig"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
+	"github.com/sharebroker/sharebroker/telemetry"
 )
 
 // The broker's configuration is package brokerconfig's: the property
@@ -108,6 +109,10 @@ type Config struct {
 	// they survive a restart (docs/durability.md); the Kafka property
 	// log.dirs does the same. Empty keeps everything in memory.
 	DataDir string
+	// Telemetry are the hooks client telemetry (KIP-714) calls: its
+	// Receiver gets each accepted PushTelemetry's metrics, decompressed
+	// (docs/telemetry.md). Nil hooks drop them.
+	Telemetry telemetry.Hooks
 	// Seed is the state made at start, after the data directory is
 	// recovered and before the Kafka listeners bind: topics, GROUP
 	// configs, SCRAM users, ACLs (package seed, docs/seeding.md).

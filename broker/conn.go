@@ -73,6 +73,9 @@ type conn struct {
 	// Reset before each request is handled: the connection answers one
 	// request at a time, so the previous answer is written by then.
 	readBuf storage.ReadBuffer
+	// software is the client's software name and version, as
+	// ApiVersions v3+ named them (telemetry.go).
+	software [2]string
 }
 
 func newConn(b *Broker, l *listener, nc net.Conn) *conn {
@@ -88,6 +91,8 @@ func (c *conn) serve() {
 	// Its share sessions end with it and their members' records go back
 	// now, not when their locks expire (row 8).
 	defer func() { c.b.shareServing.OwnerClosed(c, c.b.clock.Now()) }()
+	// Kafka forgets the client instance a connection made when it closes.
+	defer func() { c.b.telemetry.ConnClosed(c, c.b.clock.Now()) }()
 	defer c.nc.Close()
 	defer c.readBuf.Reset() // lets go of pinned segments (fetch-pins-segments)
 	c.log.Debug("connection opened")

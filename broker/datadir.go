@@ -41,6 +41,7 @@ func (b *Broker) newPersist() *persist.Binding {
 		Authz:          b.authz,
 		Credentials:    scramBinding{b.authn.Credentials},
 		Features:       b.features,
+		ClientMetrics:  b.telemetry,
 	})
 }
 

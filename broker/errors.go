@@ -13,6 +13,7 @@ import (
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
+	"github.com/sharebroker/sharebroker/telemetry"
 	"github.com/sharebroker/sharebroker/txn"
 )
 
@@ -79,6 +80,14 @@ var codes = []struct {
 	{group.ErrNonEmptyGroup, kerr.NonEmptyGroup},
 	{group.ErrInconsistentGroupProtocol, kerr.InconsistentGroupProtocol},
 	{group.ErrInvalidConfig, kerr.InvalidConfig},
+	{telemetry.ErrInvalidRequest, kerr.InvalidRequest},
+	{telemetry.ErrThrottled, kerr.ThrottlingQuotaExceeded},
+	{telemetry.ErrUnknownSubscription, kerr.UnknownSubscriptionID},
+	{telemetry.ErrUnsupportedCompression, kerr.UnsupportedCompressionType},
+	{telemetry.ErrTooLarge, kerr.TelemetryTooLarge},
+	{telemetry.ErrInvalidRecord, kerr.InvalidRecord},
+	{telemetry.ErrInvalidConfig, kerr.InvalidConfig},
+	{telemetry.ErrInvalidConfigRequest, kerr.InvalidRequest},
 	{group.ErrMemberIDRequired, kerr.MemberIDRequired},
 	{group.ErrInvalidSessionTimeout, kerr.InvalidSessionTimeout},
 	{group.ErrIllegalGeneration, kerr.IllegalGeneration},

@@ -53,6 +53,9 @@ func gatherProperties() []Property {
 	for _, d := range connectionProperties {
 		out = append(out, declared(d))
 	}
+	for _, d := range telemetryProperties {
+		out = append(out, declared(d))
+	}
 	for _, d := range group.GroupConfigProperties() {
 		out = append(out, declared(d))
 	}

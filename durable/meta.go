@@ -45,7 +45,8 @@ const (
 	opACL       = "acl"
 	opACLDelete = "acl-delete"
 
-	opFeatures = "features"
+	opFeatures      = "features"
+	opClientMetrics = "client-metrics"
 )
 
 // metaHeaderBytes is the length and CRC before each payload.

@@ -190,11 +190,13 @@ type metaState struct {
 	nextPID      int64
 	groupConfigs map[string]map[string]string
 	groupOffsets map[string]*GroupOffsets
-	shares       map[ShareKey]*ShareState
-	scram        map[SCRAMKey]*SCRAMCredential
-	acls         []ACL
-	txns         map[string]TxnState
-	pending      map[pendingKey]*PendingOffsets
+	// clientMetrics are the CLIENT_METRICS subscriptions' configs, by name.
+	clientMetrics map[string]map[string]string
+	shares        map[ShareKey]*ShareState
+	scram         map[SCRAMKey]*SCRAMCredential
+	acls          []ACL
+	txns          map[string]TxnState
+	pending       map[pendingKey]*PendingOffsets
 	// features are the finalized feature levels; nil if never recorded.
 	features *FeatureLevels
 	// deleted are the topics whose deletion was replayed: their files
@@ -212,7 +214,7 @@ func newMetaState() *metaState {
 		groupConfigs: make(map[string]map[string]string), groupOffsets: make(map[string]*GroupOffsets),
 		shares: make(map[ShareKey]*ShareState), scram: make(map[SCRAMKey]*SCRAMCredential),
 		txns: make(map[string]TxnState), pending: make(map[pendingKey]*PendingOffsets),
-		deleted: make(map[storage.TopicID]bool)}
+		deleted: make(map[storage.TopicID]bool), clientMetrics: make(map[string]map[string]string)}
 }
 
 // replayOnto applies recs, in order, to st, the state of the records
@@ -232,6 +234,9 @@ func replayOnto(st *metaState, recs []metaRecord) (*metaState, error) {
 			continue
 		case opFeatures:
 			st.features = &FeatureLevels{Levels: r.Levels, Epoch: r.Epoch}
+			continue
+		case opClientMetrics:
+			setGroupConfig(st.clientMetrics, r.Name, r.Configs)
 			continue
 		case opOffsets:
 			setGroupOffsets(st.groupOffsets, GroupOffsets{Group: r.Group, Kind: r.Kind, Offsets: r.Offsets})
@@ -334,6 +339,7 @@ func snapshot(st *metaState) []byte {
 	b = appendTxns(b, st.txns)
 	b = appendPending(b, st.pending)
 	b = appendFeatures(b, st.features)
+	b = appendClientMetrics(b, st.clientMetrics)
 	return appendShareSnapshots(b, st.shares)
 }
 

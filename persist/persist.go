@@ -57,7 +57,8 @@ type Config struct {
 }
 
 // State is the broker's domain state the data directory keeps. Every
-// field is required but Authz, nil when no authorizer runs.
+// field is required but Authz, nil when no authorizer runs, and
+// ClientMetrics.
 type State struct {
 	Store          *storage.Store
 	GroupConfigs   *group.ConfigStore
@@ -70,6 +71,9 @@ type State struct {
 	Credentials    Credentials
 	// Features are the cluster's finalized feature levels; nil keeps none.
 	Features *features.Set
+	// ClientMetrics, nil when not kept, are the client telemetry
+	// subscriptions (client_metrics.go).
+	ClientMetrics ClientMetrics
 }
 
 // Binding is the broker's data directory, and the producer IDs it hands
@@ -163,6 +167,7 @@ func (b *Binding) restore(d *durable.Dir) error {
 	}
 	b.restoreSCRAM(d)
 	b.restoreACLs(d)
+	b.restoreClientMetrics(d)
 	// Producer IDs first: a restored transaction may need a new one.
 	b.reservedTo = max(d.ReservedProducerIDs(), b.maxProducerIDSeen()+1)
 	b.nextProducerID.Store(b.reservedTo)

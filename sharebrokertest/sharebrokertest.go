@@ -43,6 +43,7 @@ import (
 	"github.com/sharebroker/sharebroker/httpapi"
 	"github.com/sharebroker/sharebroker/internal/testbroker"
 	"github.com/sharebroker/sharebroker/locktimer"
+	"github.com/sharebroker/sharebroker/telemetry"
 )
 
 // DefaultStart is where the clock of a started broker begins, unless
@@ -63,6 +64,7 @@ type settings struct {
 	noReport  bool
 	testAPI   bool
 	seed      broker.Seed
+	telemetry telemetry.Hooks
 	// seedErr is the first bad seed option; Start fails the test with it.
 	seedErr error
 }
@@ -167,6 +169,7 @@ func Start(t testing.TB, opts ...Option) *Broker {
 		cfg.HTTP = "127.0.0.1:0"
 	}
 	cfg.EnableTestAPI = s.testAPI
+	cfg.Telemetry = s.telemetry
 	b := testbroker.Start(t, cfg)
 	out := &Broker{Addr: b.Addr().String(), Clock: manual, b: b, clock: clock, t: t}
 	for _, a := range b.NodeAddrs() {

@@ -1,0 +1,16 @@
+package telemetry
+
+import (
+	"testing"
+
+	"github.com/sharebroker/sharebroker/internal/layering"
+)
+
+// TestDeps keeps telemetry where docs/design.md puts composing packages:
+// nothing it depends on, directly or not, is kmsg, the wire package, net
+// or broker; it imports only the clock and storage (for its codecs).
+func TestDeps(t *testing.T) {
+	layering.CheckDeps(t, layering.DomainForbidden)
+	const m = "github.com/sharebroker/sharebroker/"
+	layering.CheckImports(t, m+"storage", m+"locktimer")
+}
