@@ -38,6 +38,7 @@ package broker
 import (
 	"errors"
 	"slices"
+	"unsafe"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -54,6 +55,7 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 	l := r.conn.l
 	rs := b.replicaSets()
 	rs.aliveOnly = req.Version == 0
+	var lists partitionLists
 	for _, node := range rs.live {
 		broker := kmsg.NewMetadataResponseBroker()
 		e := b.nodeEndpoint(node, l.index)
@@ -92,7 +94,7 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 		resp.Topics = make([]kmsg.MetadataResponseTopic, 0, len(topics))
 		for _, t := range topics {
 			if r.authorizedQuietly(acl.OpDescribe, acl.ResourceTopic, t.Name) {
-				resp.Topics = append(resp.Topics, b.metadataTopic(t, rs))
+				resp.Topics = append(resp.Topics, b.metadataTopic(t, rs, &lists))
 			}
 		}
 		return resp, nil
@@ -165,7 +167,7 @@ func handleMetadata(b *Broker, r *request) (kmsg.Response, error) {
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		resp.Topics = append(resp.Topics, b.metadataTopic(t, rs))
+		resp.Topics = append(resp.Topics, b.metadataTopic(t, rs, &lists))
 	}
 	if created.Add(0) != nil { // once per request, however many it refused
 		b.log.Warn("topics not auto-created: the request's topics would pass the partitions one request may create",
@@ -239,12 +241,12 @@ func (rs replicaSets) inReplicaOrder(replicas []int32) (all, isr, offline []int3
 	return replicas, isr, offline
 }
 
-func (b *Broker) metadataTopic(t *storage.Topic, rs replicaSets) kmsg.MetadataResponseTopic {
+func (b *Broker) metadataTopic(t *storage.Topic, rs replicaSets, lists *partitionLists) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic = &t.Name // never changed, and the answer only reads it
 	mt.TopicID = t.ID
 	partitions := t.Partitions()
-	mt.Partitions = make([]kmsg.MetadataResponseTopicPartition, 0, len(partitions))
+	mt.Partitions = lists.take(len(partitions))
 	for _, p := range partitions {
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = p.Index
@@ -264,4 +266,35 @@ func (b *Broker) metadataTopic(t *storage.Topic, rs replicaSets) kmsg.MetadataRe
 		mt.Partitions = append(mt.Partitions, mp)
 	}
 	return mt
+}
+
+// partitionListsBlock is how many partition entries partitionLists
+// allocates at a time: as many as fill 32 KiB with the 8-byte header the
+// allocator adds to a block of that size holding pointers (one entry more
+// and the block would take the next size class).
+const partitionListsBlock = (32<<10 - 8) / int(unsafe.Sizeof(kmsg.MetadataResponseTopicPartition{}))
+
+// partitionLists hands out the partition lists of one Metadata answer
+// from blocks of partitionListsBlock entries: for all of 20,000
+// one-partition topics that is some 80 allocations rather than one per
+// topic (issue 22). Each list is empty with room for exactly the
+// partitions it was taken for, so appending to it stays in its part of
+// the block.
+type partitionLists struct {
+	free []kmsg.MetadataResponseTopicPartition
+}
+
+// take returns an empty list with room for n entries.
+func (l *partitionLists) take(n int) []kmsg.MetadataResponseTopicPartition {
+	if n > len(l.free) {
+		if n > partitionListsBlock/4 {
+			// A large topic gets its own; the block's rest stays for
+			// the next.
+			return make([]kmsg.MetadataResponseTopicPartition, 0, n)
+		}
+		l.free = make([]kmsg.MetadataResponseTopicPartition, partitionListsBlock)
+	}
+	list := l.free[:0:n]
+	l.free = l.free[n:]
+	return list
 }

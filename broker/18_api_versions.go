@@ -2,17 +2,24 @@ package broker
 
 // ApiVersions (key 18), v0-v4 and whatever newer version kmsg decodes.
 //
-//   - The answer lists exactly the dispatch table: an API is advertised only
-//     if a handler serves it, with the range that handler serves.
+//   - The answer lists the dispatch table cut to the configured Kafka
+//     release (release.go, kafka-version-apis): an API is advertised only
+//     if a handler serves it and the release has it, with the handler's
+//     range capped at the release's maximum.
 //   - A request at a version we do not serve (including one newer than any
 //     we know) is answered at v0 with UNSUPPORTED_VERSION and the full list,
 //     so the client can retry at a version we speak; conn.go handles that
 //     before the body is decoded.
+//   - v3+ carries the cluster's features (docs/features.md): the release's
+//     supported ranges and the finalized levels with their epoch, as they
+//     are now, after any UpdateFeatures (features-in-api-versions).
 //   - The response header never carries tagged fields (wire.AppendResponse).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/features"
 )
 
 const apiVersionsKey = 18
@@ -22,58 +29,49 @@ func init() {
 }
 
 func handleAPIVersions(b *Broker, r *request) (kmsg.Response, error) {
+	if refusal := apiVersionsTargetRefusal(b, r); refusal != nil { // api_versions_target.go (KIP-1242)
+		return refusal, nil
+	}
 	r.conn.noteClientSoftware(r.body.(*kmsg.ApiVersionsRequest))
 	resp := kmsg.NewPtrApiVersionsResponse()
-	resp.ApiKeys = advertisedAPIs()
-	addFeatures(resp, b.cfg.props.Int32("transaction.version"), b.cfg.props.Int32("share.version"))
+	resp.ApiKeys = b.advertisedAPIs()
+	b.addFeatures(resp)
 	return resp, nil
 }
 
-// shareFetchKey is the API whose presence means share groups are served.
-const shareFetchKey = 78
-
-// addFeatures reports the features the served APIs implement (v3+):
-// transaction.version supported to level 2 and finalized at txnVersion (a
-// feature at level 0 is not listed as finalized, as in Kafka), and share
-// groups at shareVersion: 1 is Kafka 4.2's, supported 0-1 as 4.2 answers;
-// 2 (KIP-1191's dead-letter queues) is supported 0-2, as a broker that has
-// it answers. Features are finalized for good, so the epoch never changes.
-func addFeatures(resp *kmsg.ApiVersionsResponse, txnVersion, shareVersion int32) {
-	resp.FinalizedFeaturesEpoch = 1
-	tf := kmsg.NewApiVersionsResponseSupportedFeature()
-	tf.Name, tf.MinVersion, tf.MaxVersion = "transaction.version", 0, 2
-	resp.SupportedFeatures = append(resp.SupportedFeatures, tf)
-	if txnVersion > 0 {
-		ff := kmsg.NewApiVersionsResponseFinalizedFeature()
-		ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "transaction.version", int16(txnVersion), int16(txnVersion)
-		resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
-	}
-	if lookupAPI(shareFetchKey) == nil {
-		return
-	}
-	sf := kmsg.NewApiVersionsResponseSupportedFeature()
-	sf.Name, sf.MinVersion, sf.MaxVersion = "share.version", 0, int16(max(1, shareVersion))
-	resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
-	ff := kmsg.NewApiVersionsResponseFinalizedFeature()
-	ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = "share.version", int16(shareVersion), int16(shareVersion)
-	resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+// addFeatures reports the features (v3+): each the release supports with
+// its range, and each finalized at a level above 0 (Kafka lists no
+// feature at 0) at that level, with the epoch of the finalized set.
+func (b *Broker) addFeatures(resp *kmsg.ApiVersionsResponse) {
+	_, epoch := b.features.Finalized()
+	resp.FinalizedFeaturesEpoch = epoch
+	b.features.Each(func(name string, r features.Range, level int16) {
+		sf := kmsg.NewApiVersionsResponseSupportedFeature()
+		sf.Name, sf.MinVersion, sf.MaxVersion = name, r.Min, r.Max
+		resp.SupportedFeatures = append(resp.SupportedFeatures, sf)
+		if level > 0 {
+			ff := kmsg.NewApiVersionsResponseFinalizedFeature()
+			ff.Name, ff.MinVersionLevel, ff.MaxVersionLevel = name, level, level
+			resp.FinalizedFeatures = append(resp.FinalizedFeatures, ff)
+		}
+	})
 }
 
-func unsupportedAPIVersionsResponse() *kmsg.ApiVersionsResponse {
+func (b *Broker) unsupportedAPIVersionsResponse() *kmsg.ApiVersionsResponse {
 	resp := kmsg.NewPtrApiVersionsResponse()
 	resp.ErrorCode = kerr.UnsupportedVersion.Code
-	resp.ApiKeys = advertisedAPIs()
+	resp.ApiKeys = b.advertisedAPIs()
 	return resp
 }
 
-func advertisedAPIs() []kmsg.ApiVersionsResponseApiKey {
+func (b *Broker) advertisedAPIs() []kmsg.ApiVersionsResponseApiKey {
 	var keys []kmsg.ApiVersionsResponseApiKey
-	for _, a := range apis {
-		if a == nil {
+	for key, r := range b.apiRanges {
+		if !r.ok {
 			continue
 		}
 		k := kmsg.NewApiVersionsResponseApiKey()
-		k.ApiKey, k.MinVersion, k.MaxVersion = a.key, a.minVersion, a.maxVersion
+		k.ApiKey, k.MinVersion, k.MaxVersion = int16(key), r.min, r.max
 		keys = append(keys, k)
 	}
 	return keys

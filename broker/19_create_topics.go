@@ -57,7 +57,6 @@ func handleCreateTopics(b *Broker, r *request) (kmsg.Response, error) {
 	for _, rt := range req.Topics {
 		counts[rt.Topic]++
 	}
-	answered := make(map[string]bool, len(req.Topics))
 	// CREATE on CLUSTER (asked quietly) covers every topic; else each
 	// needs CREATE, and refused ones follow the others with Kafka's
 	// "Authorization failed." (ControllerApis.createTopics).
@@ -70,28 +69,32 @@ func handleCreateTopics(b *Broker, r *request) (kmsg.Response, error) {
 	// controller's exception with getErrorResponse).
 	var asked storage.NewPartitions
 	var tooMany error
+	defaultPartitions := b.cfg.props.Int32("num.partitions")
 	for i := range req.Topics {
 		rt := &req.Topics[i]
 		denials[i] = counts[rt.Topic] == 1 && !cluster && !r.authorized(acl.OpCreate, acl.ResourceTopic, rt.Topic)
 		if counts[rt.Topic] == 1 && !denials[i] && tooMany == nil {
-			tooMany = asked.Add(storage.RequestedPartitions(rt.NumPartitions, len(rt.ReplicaAssignment), b.cfg.props.Int32("num.partitions")))
+			tooMany = asked.Add(storage.RequestedPartitions(rt.NumPartitions, len(rt.ReplicaAssignment), defaultPartitions))
 		}
 	}
 	var refused []kmsg.CreateTopicsResponseTopic
 	for i := range req.Topics {
 		rt := &req.Topics[i]
-		if answered[rt.Topic] {
+		// A name is answered once, at its first entry: its count is
+		// zeroed then.
+		count := counts[rt.Topic]
+		if count == 0 {
 			continue
 		}
-		answered[rt.Topic] = true
+		counts[rt.Topic] = 0
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		var err error
 		denied := false
 		if tooMany != nil {
 			err = tooMany
-		} else if counts[rt.Topic] > 1 {
-			err = fmt.Errorf("%w: topic %q appears %d times in the request", errInvalidRequest, rt.Topic, counts[rt.Topic])
+		} else if count > 1 {
+			err = fmt.Errorf("%w: topic %q appears %d times in the request", errInvalidRequest, rt.Topic, count)
 		} else if denied = denials[i]; denied {
 			err = withMessage(errTopicAuthorization, "Authorization failed.")
 		} else {
@@ -131,7 +134,12 @@ func (b *Broker) createTopic(rt *kmsg.CreateTopicsRequestTopic, validateOnly boo
 	if err != nil {
 		return err
 	}
-	configs := make(map[string]string, len(rt.Configs))
+	// None given is the common case (a batch of plain topics): no map,
+	// as for an auto-created topic.
+	var configs map[string]string
+	if len(rt.Configs) > 0 {
+		configs = make(map[string]string, len(rt.Configs))
+	}
 	for _, c := range rt.Configs {
 		if c.Value == nil {
 			return fmt.Errorf("%w: null value for topic config %s", errInvalidConfig, c.Name)

@@ -22,7 +22,11 @@ package broker
 //     the transaction itself, starting one if none is ongoing, so no
 //     AddOffsetsToTxn is needed (txn-offset-commit-implicit). Below level
 //     2 it follows the rules above.
-//   - v6 names topics by ID; an unknown ID answers UNKNOWN_TOPIC_ID.
+//   - v6 names topics by ID; an unknown ID answers UNKNOWN_TOPIC_ID. v6
+//     (KIP-1319) also answers the group's own errors: GROUP_ID_NOT_FOUND
+//     for a generation to a group that does not exist and
+//     STALE_MEMBER_EPOCH for a KIP-848 member's other epoch, where v0-v5
+//     answer ILLEGAL_GENERATION for both (txn-offset-commit-v6).
 //   - Authorization (docs/security.md api-authorization): WRITE on the
 //     transactional ID, READ on the group (else every partition their
 //     refusal), READ on each topic (else TOPIC_AUTHORIZATION_FAILED).
@@ -47,6 +51,7 @@ func handleTxnOffsetCommit(b *Broker, r *request) (kmsg.Response, error) {
 	if req.Version >= 3 {
 		in.Generation, in.MemberID, in.InstanceID = req.Generation, req.MemberID, req.InstanceID
 	}
+	in.UnknownGroupIsNotFound, in.StaleEpochIsStale = req.Version >= 6, req.Version >= 6
 	// WRITE on the transactional ID, then READ on the group: without
 	// either every partition answers its refusal (TxnOffsetCommitRequest's
 	// getErrorResponse), before anything else is looked at.

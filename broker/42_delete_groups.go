@@ -1,6 +1,6 @@
 package broker
 
-// DeleteGroups (key 42), v0-v2.
+// DeleteGroups (key 42), v0-v3.
 //
 //   - A group with no members is deleted (groups.md delete): a classic
 //     group with its committed offsets; a share group with every share
@@ -9,11 +9,10 @@ package broker
 //   - Members present answer NON_EMPTY_GROUP; an unknown ID
 //     GROUP_ID_NOT_FOUND.
 //   - A KIP-848 consumer group is deleted with its committed offsets.
-//   - v3 (kmsg adds a per-group ErrorMessage) is not served: it comes with
-//     KIP-1331 (streams topology descriptions, GROUP_DELETION_FAILED) in
-//     Kafka after 4.3, not in the 4.2 this broker follows, and Kafka's own
-//     v3 definition was not available to check its texts and error
-//     downgrades against.
+//   - v3 (KIP-1331, Kafka 4.4) adds a per-group ErrorMessage: null for a
+//     group deleted, the refusal's text otherwise (delete-groups-v3).
+//     GROUP_DELETION_FAILED, which v3 brings for streams groups whose
+//     topology plugin fails, never arises: no streams groups are served.
 //   - Authorization (docs/security.md api-authorization): DELETE on each
 //     group, else GROUP_AUTHORIZATION_FAILED.
 
@@ -25,7 +24,7 @@ import (
 	"github.com/sharebroker/sharebroker/group"
 )
 
-func init() { register(42, 0, 2, handleDeleteGroups) }
+func init() { register(42, 0, 3, handleDeleteGroups) }
 
 func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 	req := r.body.(*kmsg.DeleteGroupsRequest)
@@ -46,7 +45,7 @@ func handleDeleteGroups(b *Broker, r *request) (kmsg.Response, error) {
 				b.shareServing.ForgetDeadLetters(id) // its dead-letter series go with it (dlq-metric)
 			}
 		}
-		g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err)
+		g.ErrorCode, g.ErrorMessage = codeFor(err), errMessage(err) // v3+ on the wire
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp, nil

@@ -25,6 +25,7 @@ import (
 	"github.com/sharebroker/sharebroker/clientmetrics"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/faults"
+	"github.com/sharebroker/sharebroker/features"
 	"github.com/sharebroker/sharebroker/fetchsession"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/httpapi"
@@ -64,6 +65,12 @@ type Broker struct {
 	// clientMetrics keeps what clients push, for /metrics and /v1/clients
 	// (clientmetrics.go).
 	clientMetrics *clientmetrics.Store
+
+	// apiRanges are the versions of each API served as the configured
+	// Kafka release, and features the cluster's feature levels
+	// (release.go, docs/features.md).
+	apiRanges [maxAPIKey + 1]versionRange
+	features  *features.Set
 
 	// fetchSessions are each node's Fetch sessions (KIP-227), by node
 	// index (01_fetch.go).
@@ -182,6 +189,11 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	if b.cluster, err = cluster.New(r.NodeID, r.Nodes); err != nil {
+		return nil, err
+	}
+	release := kversionOf(r.props[kafkaVersionProp])
+	b.apiRanges = servedAPIs(r.props[kafkaVersionProp], release)
+	if err := b.newFeatures(release); err != nil {
 		return nil, err
 	}
 	b.groupRegistry = group.NewRegistry()

@@ -203,7 +203,7 @@ func (c *conn) handleFrame(frame []byte) bool {
 	}
 	start := time.Now()
 	a := lookupAPI(h.APIKey)
-	if a == nil || h.APIVersion < a.minVersion || h.APIVersion > a.maxVersion {
+	if a == nil || !c.b.servesVersion(h.APIKey, h.APIVersion) { // the release's range (release.go)
 		if h.APIKey == apiVersionsKey {
 			// The one request that must be answered whatever its version:
 			// the client learns our ranges and retries with one we serve.
@@ -211,7 +211,7 @@ func (c *conn) handleFrame(frame []byte) bool {
 			// not worth more than a debug line.
 			c.log.Debug("answering ApiVersions at v0: version not served",
 				attrAPIVersion, h.APIVersion, attrClientID, h.ClientID)
-			resp := unsupportedAPIVersionsResponse()
+			resp := c.b.unsupportedAPIVersionsResponse()
 			resp.SetVersion(0)
 			countRequest(c.b.metrics, c.nodeLabel(), h.APIKey, resp, nil, start)
 			return c.send(h.CorrelationID, resp)
@@ -272,6 +272,9 @@ func (c *conn) call(a *api, r *request) (resp kmsg.Response, err error) {
 			resp, err = nil, errHandlerPanic
 		}
 	}()
+	if resp, closed := c.b.gateClosed(r); closed { // feature_gates.go
+		return resp, nil
+	}
 	return a.handle(c.b, r)
 }
 
@@ -309,8 +312,9 @@ func (c *conn) send(correlationID int32, resp kmsg.Response) bool {
 		clear(c.segs) // drop the references into the logs
 		return c.sent(err)
 	}
-	c.buf = wire.AppendResponse(c.buf[:0], correlationID, resp)
-	_, err = c.nc.Write(c.buf)
+	// A large CreateTopics answer goes out in pieces (wire:
+	// create-topics-answer-streamed); any other in one write.
+	c.buf, err = wire.WriteResponse(c.nc, c.buf, correlationID, resp)
 	return c.sent(err)
 }
 

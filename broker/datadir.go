@@ -40,6 +40,7 @@ func (b *Broker) newPersist() *persist.Binding {
 		Txns:           b.txns,
 		Authz:          b.authz,
 		Credentials:    scramBinding{b.authn.Credentials},
+		Features:       b.features,
 		ClientMetrics:  b.telemetry,
 	})
 }

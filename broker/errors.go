@@ -7,6 +7,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/auth"
+	"github.com/sharebroker/sharebroker/features"
 	"github.com/sharebroker/sharebroker/fetchsession"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
@@ -110,6 +111,7 @@ var codes = []struct {
 	{group.ErrInvalidRegularExpression, kerr.InvalidRegularExpression},
 	{group.ErrUnsupportedVersion, kerr.UnsupportedVersion},
 	{errInvalidRequest, kerr.InvalidRequest},
+	{features.ErrInvalidUpdateVersion, kerr.InvalidUpdateVersion},
 	{acl.ErrInvalid, kerr.InvalidRequest},
 	{errClusterAuthorization, kerr.ClusterAuthorizationFailed},
 	{errTopicAuthorization, kerr.TopicAuthorizationFailed},

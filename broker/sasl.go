@@ -150,7 +150,7 @@ func (c *conn) saslGate(h wire.Header, body []byte) bool {
 	switch saslMoves[s.state][ev] {
 	case moveServe:
 		if ev == evAPIVersions && s.state == saslInitial {
-			if a := lookupAPI(h.APIKey); a != nil && h.APIVersion >= a.minVersion && h.APIVersion <= a.maxVersion {
+			if c.b.servesVersion(h.APIKey, h.APIVersion) {
 				// An ApiVersions at a version we do not serve is
 				// answered and leaves the state alone, as Kafka's
 				// handleApiVersionsRequest does.
@@ -181,10 +181,9 @@ func (c *conn) saslGate(h wire.Header, body []byte) bool {
 // ILLEGAL_SASL_STATE in every error field; the caller closes. A request
 // that does not decode gets no answer.
 func (c *conn) refuseSASL(h wire.Header, body []byte) {
-	a := lookupAPI(h.APIKey)
 	var req kmsg.Request
 	var err error
-	if a != nil && h.APIVersion >= a.minVersion && h.APIVersion <= a.maxVersion {
+	if c.b.servesVersion(h.APIKey, h.APIVersion) {
 		req, err = wire.DecodeBody(h, body)
 	}
 	c.log.Warn("closing connection: request other than SaslAuthenticate during SASL authentication",

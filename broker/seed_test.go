@@ -408,8 +408,11 @@ func TestSeedBadItemsRefused(t *testing.T) {
 			false, []string{`topic "b"`, "Excessively large number of partitions per request."}},
 		{"bad group config value", broker.Seed{GroupConfigs: []seed.GroupConfig{{Group: "g", Configs: map[string]string{"share.auto.offset.reset": "middle"}}}},
 			false, []string{`group "g"`, "share.auto.offset.reset"}},
+		// group-config-exact: seeding checks as IncrementalAlterConfigs does.
+		{"upper-case group config keyword", broker.Seed{GroupConfigs: []seed.GroupConfig{{Group: "g", Configs: map[string]string{"share.auto.offset.reset": "EARLIEST"}}}},
+			false, []string{`group "g"`, "Invalid value EARLIEST for configuration share.auto.offset.reset"}},
 		{"unknown group config", broker.Seed{GroupConfigs: []seed.GroupConfig{{Group: "g", Configs: map[string]string{"share.nope": "1"}}}},
-			false, []string{`group "g"`, "unknown group config name: share.nope"}},
+			false, []string{`group "g"`, "Unknown group config name: share.nope"}},
 		{"ACL without authorizer", broker.Seed{ACLs: []seed.ACL{{Principal: "User:a", Operation: "READ", ResourceType: "TOPIC", ResourceName: "t"}}},
 			true, []string{"ACL ALLOW READ on TOPIC", "No Authorizer is configured"}},
 		{"ACL without principal type", broker.Seed{ACLs: []seed.ACL{{Principal: "alice", Operation: "READ", ResourceType: "TOPIC", ResourceName: "t"}}},

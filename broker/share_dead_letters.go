@@ -5,6 +5,7 @@ package broker
 // settings below; the metrics package reads its counts at scrape time.
 
 import (
+	"github.com/sharebroker/sharebroker/features"
 	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
 )
@@ -13,13 +14,12 @@ import (
 // on, Kafka's ShareVersion.SV_2.
 const dlqShareVersion = 2
 
-// deadLetterOptions are shareserve's Options.DeadLetters, or nil when
-// share.version is below 2: then no share partition carries a hook at all.
+// deadLetterOptions are shareserve's Options.DeadLetters. Whether dead
+// letters are written follows share.version as it is finalized now (On):
+// UpdateFeatures turns them on or off at run time (features-gate-live).
 func (b *Broker) deadLetterOptions() *shareserve.DeadLetterOptions {
-	if b.cfg.props.Int32("share.version") < dlqShareVersion {
-		return nil
-	}
 	return &shareserve.DeadLetterOptions{
+		On:         func() bool { return b.features.Level(features.ShareVersion) >= dlqShareVersion },
 		Prefix:     b.cfg.props["errors.deadletterqueue.topic.name.prefix"],
 		AutoCreate: b.cfg.props.Bool("errors.deadletterqueue.auto.create.topics.enable"),
 		Partitions: b.cfg.props.Int32("num.partitions"),

@@ -300,7 +300,7 @@ func TestDeadLetterConfigValidation(t *testing.T) {
 	}{
 		{"errors.deadletterqueue.topic.name", "__consumer_offsets", kerr.InvalidConfig, "DLQ topic name must not start with '__'"},
 		{"errors.deadletterqueue.topic.name", " __x", kerr.InvalidConfig, "must not start with '__'"},
-		{"errors.deadletterqueue.copy.record.enable", "yes", kerr.InvalidConfig, "must be true or false"},
+		{"errors.deadletterqueue.copy.record.enable", "yes", kerr.InvalidConfig, "Expected value to be either true or false"},
 		{"errors.deadletterqueue.topic.name", "orders.dead", nil, ""},
 		{"errors.deadletterqueue.copy.record.enable", "TRUE", nil, ""},
 	} {

@@ -53,7 +53,8 @@ func (b *Broker) completeTxn(c txn.Completion) {
 		"producer_id", c.ProducerID, "commit", c.Commit, "partitions", len(c.Partitions))
 }
 
-// txnVersion2 reports whether transaction.version is finalized at 2, where
+// txnVersion2 reports whether transaction.version is finalized at 2 now
+// (UpdateFeatures may change it), where
 // Produce v12+, TxnOffsetCommit v5+ and EndTxn v5 follow KIP-890's rules
 // (produce-implicit-add, txn-offset-commit-implicit, end-txn-bump).
-func (b *Broker) txnVersion2() bool { return b.cfg.props.Int32("transaction.version") >= 2 }
+func (b *Broker) txnVersion2() bool { return b.features.TransactionsV2() }

@@ -36,7 +36,8 @@ type server interface {
 	stop()
 }
 
-// sharebrokerPeer runs our broker on a manual clock.
+// sharebrokerPeer runs our broker on a manual clock, as the Kafka release
+// the known differences are pinned against (known_test.go: Kafka 4.2).
 type sharebrokerPeer struct{}
 
 func (sharebrokerPeer) name() string { return "sharebroker" }
@@ -44,7 +45,8 @@ func (sharebrokerPeer) name() string { return "sharebroker" }
 func (sharebrokerPeer) start(t *testing.T, _ peerOpts) server {
 	t.Helper()
 	clock := locktimer.NewManualClock(time.Unix(1_700_000_000, 0))
-	return &sharebrokerServer{b: testbroker.Start(t, broker.Config{Clock: clock}), clock: clock}
+	cfg := broker.Config{Clock: clock, Props: map[string]string{broker.KafkaVersionProperty: "4.2"}}
+	return &sharebrokerServer{b: testbroker.Start(t, cfg), clock: clock}
 }
 
 type sharebrokerServer struct {

@@ -45,6 +45,7 @@ const (
 	opACL       = "acl"
 	opACLDelete = "acl-delete"
 
+	opFeatures      = "features"
 	opClientMetrics = "client-metrics"
 )
 
@@ -86,6 +87,9 @@ type metaRecord struct {
 	ProducerID int64     `json:"producer_id,omitempty"`
 
 	ACLs []ACL `json:"acls,omitempty"`
+
+	Levels map[string]int16 `json:"levels,omitempty"`
+	Epoch  int64            `json:"epoch,omitempty"`
 
 	// pos is the record's byte position in the file it was read from,
 	// for errors about it; it is not written.

@@ -197,6 +197,8 @@ type metaState struct {
 	acls          []ACL
 	txns          map[string]TxnState
 	pending       map[pendingKey]*PendingOffsets
+	// features are the finalized feature levels; nil if never recorded.
+	features *FeatureLevels
 	// deleted are the topics whose deletion was replayed: their files
 	// may go (metadata-first). Only recovery reads it.
 	deleted map[storage.TopicID]bool
@@ -229,6 +231,9 @@ func replayOnto(st *metaState, recs []metaRecord) (*metaState, error) {
 			continue
 		case opGroupConfig:
 			setGroupConfig(st.groupConfigs, r.Group, r.Configs)
+			continue
+		case opFeatures:
+			st.features = &FeatureLevels{Levels: r.Levels, Epoch: r.Epoch}
 			continue
 		case opClientMetrics:
 			setGroupConfig(st.clientMetrics, r.Name, r.Configs)
@@ -333,6 +338,7 @@ func snapshot(st *metaState) []byte {
 	b = appendACLs(b, st.acls)
 	b = appendTxns(b, st.txns)
 	b = appendPending(b, st.pending)
+	b = appendFeatures(b, st.features)
 	b = appendClientMetrics(b, st.clientMetrics)
 	return appendShareSnapshots(b, st.shares)
 }

@@ -18,38 +18,10 @@ type groupConfigDef struct {
 	configdef.Def
 	// def renders the default, derived from the broker config.
 	def func(c *groupBounds) string
-	// check validates one value against its type and the broker bounds.
-	check func(c *groupBounds, name, value string) error
-}
-
-// intIn checks an INT config against a fixed floor and the broker's
-// min/max pair; bounds are read at check time since they come from the
-// broker config.
-func intIn(floor int64, bounds func(c *groupBounds) (min, max int64, minName, maxName string)) func(*groupBounds, string, string) error {
-	return func(c *groupBounds, name, value string) error {
-		n, err := strconv.ParseInt(strings.TrimSpace(value), 10, 32)
-		if err != nil {
-			return fmt.Errorf("%w: invalid value %q for %s: not a 32-bit integer", ErrInvalidConfig, value, name)
-		}
-		if n < floor {
-			return fmt.Errorf("%w: invalid value %d for %s: must be at least %d", ErrInvalidConfig, n, name, floor)
-		}
-		if bounds == nil {
-			return nil
-		}
-		min, max, minName, maxName := bounds(c)
-		if n < min {
-			return fmt.Errorf("%w: %s (%d) must be greater than or equal to %s (%d)", ErrInvalidConfig, name, n, minName, min)
-		}
-		if n > max {
-			return fmt.Errorf("%w: %s (%d) must be less than or equal to %s (%d)", ErrInvalidConfig, name, n, maxName, max)
-		}
-		return nil
-	}
-}
-
-func fixedBounds(min, max int64, minName, maxName string) func(*groupBounds) (int64, int64, string, string) {
-	return func(*groupBounds) (int64, int64, string, string) { return min, max, minName, maxName }
+	// parse checks the value's type and its own validator; bounds, nil for
+	// none, holds the parsed value to the broker config (config_checks.go).
+	parse  parseFunc
+	bounds boundsFunc
 }
 
 func itoa(n int32) string { return strconv.FormatInt(int64(n), 10) }
@@ -72,74 +44,61 @@ func constDef(v string) func(*groupBounds) string { return func(*groupBounds) st
 var groupConfigs = []groupConfigDef{
 	{configdef.Def{Name: "consumer.heartbeat.interval.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "5000",
 		Doc: "Accepted and stored for consumer groups (KIP-848)."}, func(c *groupBounds) string { return msString(c.consumer.HeartbeatInterval) },
-		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
-			return c.consumer.MinHeartbeatInterval.Milliseconds(), c.consumer.MaxHeartbeatInterval.Milliseconds(),
-				"group.consumer.min.heartbeat.interval.ms", "group.consumer.max.heartbeat.interval.ms"
+		parseInt(1), inRange(func(c *groupBounds) (int64, int64) {
+			return c.consumer.MinHeartbeatInterval.Milliseconds(), c.consumer.MaxHeartbeatInterval.Milliseconds()
 		})},
 	{configdef.Def{Name: "consumer.session.timeout.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "45000",
 		Doc: "Accepted and stored for consumer groups (KIP-848)."}, func(c *groupBounds) string { return msString(c.consumer.SessionTimeout) },
-		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
-			return c.consumer.MinSessionTimeout.Milliseconds(), c.consumer.MaxSessionTimeout.Milliseconds(),
-				"group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"
+		parseInt(1), inRange(func(c *groupBounds) (int64, int64) {
+			return c.consumer.MinSessionTimeout.Milliseconds(), c.consumer.MaxSessionTimeout.Milliseconds()
 		})},
 	{configdef.Def{Name: "errors.deadletterqueue.copy.record.enable", Scope: configdef.Group, Kind: configdef.Bool, Default: "false",
-		Doc: "Whether a dead-letter record carries the source record's key, value and headers, or the context headers alone."}, constDef("false"), checkBool},
+		Doc: "Whether a dead-letter record carries the source record's key, value and headers, or the context headers alone."}, constDef("false"), parseBoolean, nil},
 	{configdef.Def{Name: "errors.deadletterqueue.topic.name", Scope: configdef.Group, Kind: configdef.String, Default: "",
-		Doc: "The share group's dead-letter topic (KIP-1191); blank for none. A name starting with `__` is refused (share-groups.md §10)."}, constDef(""), checkDLQTopicName},
+		Doc: "The share group's dead-letter topic (KIP-1191); blank for none. A name starting with `__` is refused (share-groups.md §10)."}, constDef(""), parseString, nil},
 	{configdef.Def{Name: "share.auto.offset.reset", Scope: configdef.Group, Kind: configdef.String, Default: "latest",
-		Doc: "Where a share partition starts when the group first reads it: latest, earliest, or by_duration:<ISO-8601 duration>."}, constDef("latest"),
-		func(_ *groupBounds, name, value string) error {
-			if _, err := ParseOffsetReset(value); err != nil {
-				return fmt.Errorf("%w: invalid value %q for %s: %v", ErrInvalidConfig, value, name, err)
-			}
-			return nil
-		}},
+		Doc: "Where a share partition starts when the group first reads it: latest, earliest, or by_duration:<ISO-8601 duration>, in lower case."}, constDef("latest"),
+		parseAutoOffsetReset, nil},
 	{configdef.Def{Name: "share.delivery.count.limit", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.delivery.count.limit",
 		Doc: "Delivery attempts after which a released or expired record is archived (Kafka 4.3)."}, func(c *groupBounds) string { return itoa(c.DeliveryCountLimit) },
-		intIn(2, func(c *groupBounds) (int64, int64, string, string) {
-			return int64(c.MinDeliveryCountLimit), int64(c.MaxDeliveryCountLimit), "group.share.min.delivery.count.limit", "group.share.max.delivery.count.limit"
+		parseInt(2), inRange(func(c *groupBounds) (int64, int64) {
+			return int64(c.MinDeliveryCountLimit), int64(c.MaxDeliveryCountLimit)
 		})},
 	{configdef.Def{Name: "share.heartbeat.interval.ms", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.heartbeat.interval.ms",
 		Doc: "Heartbeat interval the members are told."}, func(c *groupBounds) string { return itoa(c.HeartbeatIntervalMs) },
-		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
-			return int64(c.MinHeartbeatIntervalMs), int64(c.MaxHeartbeatIntervalMs), "group.share.min.heartbeat.interval.ms", "group.share.max.heartbeat.interval.ms"
+		parseInt(1), inRange(func(c *groupBounds) (int64, int64) {
+			return int64(c.MinHeartbeatIntervalMs), int64(c.MaxHeartbeatIntervalMs)
 		})},
 	{configdef.Def{Name: "share.isolation.level", Scope: configdef.Group, Kind: configdef.String, Default: "read_uncommitted",
 		Doc: "read_committed stops acquisition at the last stable offset and never delivers aborted records."}, constDef("read_uncommitted"),
-		func(_ *groupBounds, name, value string) error {
-			if value != "read_committed" && value != "read_uncommitted" {
-				return fmt.Errorf("%w: invalid value %q for %s: must be read_committed or read_uncommitted", ErrInvalidConfig, value, name)
-			}
-			return nil
-		}},
+		parseOneOf("read_committed", "read_uncommitted"), nil},
 	{configdef.Def{Name: "share.partition.max.record.locks", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.partition.max.record.locks",
 		Doc: "Most in-flight records per share partition (Kafka 4.3)."}, func(c *groupBounds) string { return itoa(c.PartitionMaxRecordLocks) },
-		intIn(100, func(c *groupBounds) (int64, int64, string, string) {
-			return int64(c.MinPartitionMaxRecordLocks), int64(c.MaxPartitionMaxRecordLocks), "group.share.min.partition.max.record.locks", "group.share.max.partition.max.record.locks"
+		parseInt(100), inRange(func(c *groupBounds) (int64, int64) {
+			return int64(c.MinPartitionMaxRecordLocks), int64(c.MaxPartitionMaxRecordLocks)
 		})},
 	{configdef.Def{Name: "share.record.lock.duration.ms", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.record.lock.duration.ms",
 		Doc: "How long an acquired record stays locked to its member; AcquisitionLockTimeoutMs reports it."}, func(c *groupBounds) string { return itoa(c.RecordLockDurationMs) },
-		intIn(1000, func(c *groupBounds) (int64, int64, string, string) {
-			return int64(c.MinRecordLockDurationMs), int64(c.MaxRecordLockDurationMs), "group.share.min.record.lock.duration.ms", "group.share.max.record.lock.duration.ms"
+		parseInt(1000), inRange(func(c *groupBounds) (int64, int64) {
+			return int64(c.MinRecordLockDurationMs), int64(c.MaxRecordLockDurationMs)
 		})},
 	{configdef.Def{Name: "share.renew.acknowledge.enable", Scope: configdef.Group, Kind: configdef.Bool, Default: "true",
-		Doc: "Whether members may RENEW acquisition locks (KIP-1222); false refuses RENEW with INVALID_RECORD_STATE."}, constDef("true"), checkBool},
+		Doc: "Whether members may RENEW acquisition locks (KIP-1222); false refuses RENEW with INVALID_RECORD_STATE."}, constDef("true"), parseBoolean, nil},
 	{configdef.Def{Name: "share.session.timeout.ms", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.session.timeout.ms",
 		Doc: "A member not heard from for this long is fenced; must exceed the heartbeat interval."}, func(c *groupBounds) string { return itoa(c.SessionTimeoutMs) },
-		intIn(1, func(c *groupBounds) (int64, int64, string, string) {
-			return int64(c.MinSessionTimeoutMs), int64(c.MaxSessionTimeoutMs), "group.share.min.session.timeout.ms", "group.share.max.session.timeout.ms"
-		})},
+		parseInt(1), inRange(func(c *groupBounds) (int64, int64) { return int64(c.MinSessionTimeoutMs), int64(c.MaxSessionTimeoutMs) })},
+	// The streams bounds are Kafka's defaults of group.streams.min/max.*.
 	{configdef.Def{Name: "streams.heartbeat.interval.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "5000",
 		Doc: "Accepted and stored; streams groups are not served."}, constDef("5000"),
-		intIn(1, fixedBounds(5000, 15000, "group.streams.min.heartbeat.interval.ms", "group.streams.max.heartbeat.interval.ms"))},
+		parseInt(1), inRange(func(*groupBounds) (int64, int64) { return 5000, 15000 })},
 	{configdef.Def{Name: "streams.initial.rebalance.delay.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "3000",
-		Doc: "Accepted and stored; streams groups are not served."}, constDef("3000"), intIn(0, nil)},
+		Doc: "Accepted and stored; streams groups are not served."}, constDef("3000"), parseInt(0), nil},
 	{configdef.Def{Name: "streams.num.standby.replicas", Scope: configdef.Group, Kind: configdef.Int, Default: "0",
 		Doc: "Accepted and stored; streams groups are not served."}, constDef("0"),
-		intIn(0, fixedBounds(0, 2, "0", "group.streams.max.standby.replicas"))},
+		parseInt(0), atMost(2)}, // group.streams.max.standby.replicas
 	{configdef.Def{Name: "streams.session.timeout.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "45000",
 		Doc: "Accepted and stored; streams groups are not served."}, constDef("45000"),
-		intIn(1, fixedBounds(45000, 60000, "group.streams.min.session.timeout.ms", "group.streams.max.session.timeout.ms"))},
+		parseInt(1), inRange(func(*groupBounds) (int64, int64) { return 45000, 60000 })},
 }
 
 // sessionHeartbeatPairs are the configs where the session timeout must
@@ -167,14 +126,6 @@ func GroupConfigProperties() []configdef.Def {
 		out[i] = d.Def
 	}
 	return out
-}
-
-// checkBool validates a Kafka BOOLEAN config.
-func checkBool(_ *groupBounds, name, value string) error {
-	if _, ok := parseBool(value); !ok {
-		return fmt.Errorf("%w: invalid value %q for %s: must be true or false", ErrInvalidConfig, value, name)
-	}
-	return nil
 }
 
 // parseBool parses a Kafka BOOLEAN: true or false in any case, spaces
@@ -241,7 +192,7 @@ func (s *ConfigStore) Replace(groupID string, values map[string]string, validate
 	next := make(map[string]string, len(values))
 	for k, v := range values {
 		if _, ok := findGroupConfig(k); !ok {
-			return fmt.Errorf("%w: unknown group config name: %s", ErrInvalidConfig, k)
+			return configError("Unknown group config name: " + k)
 		}
 		next[k] = v
 	}
@@ -269,26 +220,8 @@ func (s *ConfigStore) commitLocked(groupID string, next map[string]string, valid
 	return nil
 }
 
-// validate checks a resulting override set.
-func (s *ConfigStore) validate(set map[string]string) error {
-	// Check in name order so the error for a request with several bad
-	// values does not depend on map order.
-	for _, d := range groupConfigs {
-		if v, ok := set[d.Name]; ok {
-			if err := d.check(&s.broker, d.Name, v); err != nil {
-				return err
-			}
-		}
-	}
-	for _, p := range sessionHeartbeatPairs {
-		session := s.intValue(set, p[0])
-		heartbeat := s.intValue(set, p[1])
-		if session <= heartbeat {
-			return fmt.Errorf("%w: %s (%d) must be greater than %s (%d)", ErrInvalidConfig, p[0], session, p[1], heartbeat)
-		}
-	}
-	return nil
-}
+// validate checks a resulting override set (config_checks.go).
+func (s *ConfigStore) validate(set map[string]string) error { return s.checkValues(set) }
 
 // intValue reads an INT config from set or its default; set holds only
 // validated values.
@@ -347,9 +280,9 @@ func (s *ConfigStore) Share(groupID string) ShareGroupConfig {
 		RenewAcknowledgeEnable:  true,
 	}
 	if v, ok := get("share.auto.offset.reset"); ok {
-		cfg.AutoOffsetReset, _ = ParseOffsetReset(v)
+		cfg.AutoOffsetReset, _ = ParseOffsetReset(strings.TrimSpace(v))
 	}
-	if v, ok := get("share.isolation.level"); ok && v == "read_committed" {
+	if v, ok := get("share.isolation.level"); ok && strings.TrimSpace(v) == "read_committed" {
 		cfg.IsolationLevel = ReadCommitted
 	}
 	cfg.DeadLetter = deadLetterConfig(get)

@@ -27,7 +27,7 @@ func (s *ConfigStore) Ensure(groupID string, configs map[string]string, validate
 	names := slices.Sorted(maps.Keys(configs))
 	for _, k := range names {
 		if _, ok := findGroupConfig(k); !ok {
-			return false, fmt.Errorf("%w: unknown group config name: %s", ErrInvalidConfig, k)
+			return false, configError("Unknown group config name: " + k)
 		}
 	}
 	s.mu.Lock()

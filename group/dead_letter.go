@@ -1,7 +1,6 @@
 package group
 
 import (
-	"fmt"
 	"strings"
 )
 
@@ -28,7 +27,7 @@ func (c DeadLetterConfig) Enabled() bool { return c.Topic != "" }
 // each of those can change after the group config is set.
 func checkDLQTopicName(_ *groupBounds, name, value string) error {
 	if strings.HasPrefix(strings.TrimSpace(value), "__") {
-		return fmt.Errorf("%w: %s: DLQ topic name must not start with '__'", ErrInvalidConfig, name)
+		return configError(name + ": DLQ topic name must not start with '__'")
 	}
 	return nil
 }

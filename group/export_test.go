@@ -24,7 +24,7 @@ func (s *ConfigStore) Alter(groupID string, ops []ConfigOp, validateOnly bool) e
 	}
 	for _, op := range ops {
 		if _, ok := findGroupConfig(op.Name); !ok {
-			return fmt.Errorf("%w: unknown group config name: %s", ErrInvalidConfig, op.Name)
+			return configError("Unknown group config name: " + op.Name)
 		}
 		if op.Delete {
 			delete(next, op.Name)

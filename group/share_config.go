@@ -239,17 +239,17 @@ func (r OffsetReset) String() string {
 }
 
 // ParseOffsetReset parses share.auto.offset.reset: "latest", "earliest" or
-// "by_duration:<ISO-8601 duration>" with a non-negative duration. Like
-// Kafka's AutoOffsetResetStrategy, the keywords are matched without regard
-// to case.
+// "by_duration:<ISO-8601 duration>" with a non-negative duration. As in
+// Kafka's ShareGroupAutoOffsetResetStrategy.fromString the keywords are
+// exact, in lower case (group-config-exact); the duration's letters may be
+// in either case, as java.time.Duration.parse takes them.
 func ParseOffsetReset(s string) (OffsetReset, error) {
-	lower := strings.ToLower(s)
 	switch {
-	case lower == "latest":
+	case s == "latest":
 		return OffsetReset{Kind: ResetLatest}, nil
-	case lower == "earliest":
+	case s == "earliest":
 		return OffsetReset{Kind: ResetEarliest}, nil
-	case strings.HasPrefix(lower, "by_duration:"):
+	case strings.HasPrefix(s, "by_duration:"):
 		d, err := ParseISODuration(s[len("by_duration:"):])
 		if err != nil {
 			return OffsetReset{}, err

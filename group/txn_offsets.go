@@ -16,6 +16,12 @@ var ErrUnstableOffsetCommit = errors.New("unstable offset commit")
 type TxnCommitInput struct {
 	CommitInput
 	ProducerID int64
+	// StaleEpochIsStale is set from TxnOffsetCommit v6 (KIP-1319), with
+	// CommitInput.UnknownGroupIsNotFound: a consumer-group member's other
+	// epoch answers ErrStaleMemberEpoch, as OffsetCommit answers it.
+	// Before v6 it is ErrIllegalGeneration, the code older producers know
+	// (txn-offset-commit-v6 in docs/transactions.md).
+	StaleEpochIsStale bool
 }
 
 // TxnCommit stores offsets as pending for a transaction (txn-offset-commit).
@@ -24,7 +30,10 @@ type TxnCommitInput struct {
 // without (generation -1, no member) is not checked, as Kafka's
 // ClassicGroup.validateOffsetCommit does for transactional commits, and
 // creates the group if it does not exist. A generation for a group that
-// does not exist is ILLEGAL_GENERATION. The result is shaped like Commit's.
+// does not exist is ILLEGAL_GENERATION, or from TxnOffsetCommit v6
+// (in.UnknownGroupIsNotFound) GROUP_ID_NOT_FOUND, as Kafka's
+// OffsetMetadataManager.validateTransactionalOffsetCommit answers it. The
+// result is shaped like Commit's.
 func (s *ClassicGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 	if in.GroupID == "" {
 		return nil, fmt.Errorf("%w: group ID can't be empty", ErrInvalidGroupID)
@@ -43,7 +52,7 @@ func (s *ClassicGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 		s.journalPendingLocked(g.id, in.ProducerID, &g.offsets)
 		return nil
 	})
-	if errors.Is(err, ErrGroupIDNotFound) {
+	if errors.Is(err, ErrGroupIDNotFound) && !in.UnknownGroupIsNotFound {
 		if t, ok := s.registry.TypeOf(in.GroupID); !ok || t == TypeClassic {
 			err = fmt.Errorf("%w: group %s does not exist", ErrIllegalGeneration, in.GroupID)
 		}
@@ -66,9 +75,11 @@ func (s *ClassicGroups) CompleteTxn(groupID string, producerID int64, commit boo
 // with generation -1 is not checked, nor is one with a negative epoch to a
 // group without members; otherwise the member must exist
 // (UNKNOWN_MEMBER_ID) and the generation field carry its epoch. Any other
-// epoch is ILLEGAL_GENERATION: TxnOffsetCommit has no STALE_MEMBER_EPOCH,
-// so Kafka answers the classic code, which producers treat as an abortable
-// commit failure. The result is shaped like Commit's.
+// epoch is ILLEGAL_GENERATION before TxnOffsetCommit v6, which had no
+// STALE_MEMBER_EPOCH, so Kafka answers the classic code; from v6
+// (in.StaleEpochIsStale, KIP-1319) it is STALE_MEMBER_EPOCH. Producers
+// treat both as an abortable commit failure. The result is shaped like
+// Commit's.
 func (s *ConsumerGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 	var errs [][]error
 	err := s.withGroup(in.GroupID, func(g *consumerGroup) error {
@@ -79,7 +90,11 @@ func (s *ConsumerGroups) TxnCommit(in TxnCommitInput) ([][]error, error) {
 			if m == nil {
 				return fmt.Errorf("%w: member %q is not in group %s", ErrUnknownMemberID, in.MemberID, g.id)
 			}
-			if in.Generation != m.epoch {
+			if in.StaleEpochIsStale {
+				if err := checkMemberEpoch(m, in.Generation); err != nil {
+					return err
+				}
+			} else if in.Generation != m.epoch {
 				return fmt.Errorf("%w: member %s has epoch %d, the request carried %d", ErrIllegalGeneration, m.id, m.epoch, in.Generation)
 			}
 		}

@@ -13,5 +13,5 @@ import (
 func TestDeps(t *testing.T) {
 	layering.CheckDeps(t, layering.DomainForbidden)
 	const m = "github.com/sharebroker/sharebroker/"
-	layering.CheckImports(t, m+"durable", m+"storage", m+"group", m+"txn", m+"acl", m+"sharepartition", m+"locktimer")
+	layering.CheckImports(t, m+"durable", m+"storage", m+"group", m+"txn", m+"acl", m+"sharepartition", m+"locktimer", m+"features")
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/durable"
+	"github.com/sharebroker/sharebroker/features"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/locktimer"
 	"github.com/sharebroker/sharebroker/storage"
@@ -68,6 +69,8 @@ type State struct {
 	Txns           *txn.Coordinator
 	Authz          *acl.Authorizer
 	Credentials    Credentials
+	// Features are the cluster's finalized feature levels; nil keeps none.
+	Features *features.Set
 	// ClientMetrics, nil when not kept, are the client telemetry
 	// subscriptions (client_metrics.go).
 	ClientMetrics ClientMetrics
@@ -153,6 +156,9 @@ func (b *Binding) Recover() error {
 
 // restore gives the state what d kept, in Recover's order.
 func (b *Binding) restore(d *durable.Dir) error {
+	if err := b.restoreFeatures(d); err != nil {
+		return err
+	}
 	if err := b.restoreGroups(d); err != nil {
 		return err
 	}

@@ -75,6 +75,12 @@ func WithProperty(name, value string) Option {
 	return func(s *settings) { s.props[name] = value }
 }
 
+// WithKafkaVersion makes the broker the Kafka release v ("4.0" to "4.4"),
+// as --kafka-version does: ApiVersions advertises that release's API
+// versions, and the cluster starts at its feature levels
+// (docs/features.md). Start fails the test for another value.
+func WithKafkaVersion(v string) Option { return WithProperty(broker.KafkaVersionProperty, v) }
+
 // WithHTTP starts the metrics, health and inspection server on a free
 // loopback port (Broker.HTTPAddr).
 func WithHTTP() Option { return func(s *settings) { s.http = true } }

@@ -36,6 +36,11 @@ import (
 // DeadLetterOptions turn dead-letter queues on (share.version 2) and carry
 // the broker settings they follow.
 type DeadLetterOptions struct {
+	// On, when set, tells whether dead-letter queues are on now
+	// (share.version 2 or above, which may change at run time); while it
+	// says no, dead letters are neither written nor counted, as a broker
+	// without them would. nil means always on.
+	On func() bool
 	// Prefix is errors.deadletterqueue.topic.name.prefix; empty allows any
 	// name.
 	Prefix string
@@ -115,6 +120,9 @@ type DeadLetterSeries struct {
 // write writes one dead-letter record per offset of dead, for the share
 // partition key of a group whose dead-letter config is cfg.
 func (d *deadLetterWriter) write(key Key, cfg group.DeadLetterConfig, dead []sharepartition.DeadLetter) {
+	if d.o.On != nil && !d.o.On() {
+		return
+	}
 	log := d.o.Log.With("group", key.Group)
 	dst, err := d.topic(key.Group, cfg.Topic)
 	if err != nil {

@@ -35,9 +35,12 @@ type serveFlags struct {
 	nodeID              int32
 	nodes               int
 	clusterID           string
-	logLevel            string
-	logFormat           string
-	configs             []string
+	// kafkaVersion is the Kafka release to be (--kafka-version, the
+	// property sharebroker.kafka.version); it wins over that --config.
+	kafkaVersion string
+	logLevel     string
+	logFormat    string
+	configs      []string
 	// TLS of the SSL listeners (broker.TLSConfig); tlsCAOut is where the
 	// generated CA is written.
 	tlsCert, tlsKey, tlsClientCA, tlsCAOut string
@@ -116,6 +119,7 @@ func addServeFlags(cmd *cobra.Command, f *serveFlags) {
 	fs.Int32Var(&f.nodeID, "node-id", 0, "node ID reported in Metadata (the first node's with --nodes)")
 	fs.IntVar(&f.nodes, "nodes", 1, "nodes to run in this process, IDs node-id to node-id+N-1; node i listens and advertises on each listener's port + i")
 	fs.StringVar(&f.clusterID, "cluster-id", broker.DefaultClusterID, "cluster ID reported to clients")
+	fs.StringVar(&f.kafkaVersion, "kafka-version", "", "Kafka release to be, "+broker.KafkaVersionList()+": ApiVersions advertises its API versions and a new cluster gets its feature levels (docs/features.md; default: the newest, "+broker.KafkaVersions[len(broker.KafkaVersions)-1]+")")
 	fs.StringVar(&f.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&f.tlsCert, "tls-cert", "", "PEM certificate (chain) of the SSL and SASL_SSL listeners; with --tls-key (default: one generated at start, signed by a generated CA)")
@@ -196,6 +200,12 @@ func buildConfig(f serveFlags, logOut io.Writer) (broker.Config, error) {
 			return cfg, fmt.Errorf("--config %q: want KEY=VALUE", kv)
 		}
 		cfg.Props[key] = value
+	}
+	if f.kafkaVersion != "" {
+		if !broker.ValidKafkaVersion(f.kafkaVersion) {
+			return cfg, fmt.Errorf("--kafka-version %q: want %s", f.kafkaVersion, broker.KafkaVersionList())
+		}
+		cfg.Props[broker.KafkaVersionProperty] = f.kafkaVersion
 	}
 	for prop, v := range map[string]string{
 		"listeners":                      f.listeners,

@@ -169,7 +169,7 @@ func TestSeedBadInputFailsNamingItem(t *testing.T) {
 		{"flag config without value", []string{"--topic", "orders:1:retention.ms"}, []string{`--topic "orders:1:retention.ms"`, "KEY=VALUE"}},
 		{"unknown topic config", []string{"--topic", "orders:1:retention=1"}, []string{`topic "orders"`, "unknown topic config name: retention"}},
 		{"group config without key", []string{"--group-config", "workers"}, []string{`--group-config "workers"`, "GROUP:KEY=VALUE"}},
-		{"unknown group config", []string{"--group-config", "workers:share.offset.reset=earliest"}, []string{`group "workers"`, "unknown group config name"}},
+		{"unknown group config", []string{"--group-config", "workers:share.offset.reset=earliest"}, []string{`group "workers"`, "Unknown group config name"}},
 		{"scram without brackets", []string{"--scram-user", "alice:secret"}, []string{"--scram-user", "SCRAM-SHA-256=[name=NAME,password=PASSWORD]"}},
 		{"scram salt", []string{"--scram-user", "SCRAM-SHA-256=[name=alice,salt=c2FsdA==,saltedpassword=eA==]"}, []string{"--scram-user (alice)", "salt"}},
 		{"acl unknown key", []string{"--acl", "principal=User:alice,operation=Read,topic=t"}, []string{`--acl "principal=User:alice`, `unknown key "principal"`}},

@@ -1,0 +1,35 @@
+package broker
+
+// Behaviour the finalized feature levels gate (docs/features.md,
+// features-gate-live), read at each request so that UpdateFeatures takes
+// effect with the next one: share groups below share.version 1 and KIP-848
+// consumer groups below group.version 1 answer UNSUPPORTED_VERSION as
+// Kafka's KafkaApis does (features-api-gate); dead letters need
+// share.version 2 (share_dead_letters.go) and KIP-890's transactions
+// transaction.version 2 (txn_markers.go).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/wire"
+)
+
+// gateClosed answers r with UNSUPPORTED_VERSION in every error field, as
+// the request's getErrorResponse does, when the levels turn its API off;
+// ok is false when the handler should run.
+func (b *Broker) gateClosed(r *request) (resp kmsg.Response, ok bool) {
+	if _, closed := b.features.Closed(r.header.APIKey); !closed {
+		return nil, false
+	}
+	resp = wire.ErrorResponse(r.body, kerr.UnsupportedVersion.Code)
+	// ShareFetchRequest.getErrorResponse and ShareAcknowledgeRequest's
+	// answer with the top-level code alone, no topics.
+	switch resp := resp.(type) {
+	case *kmsg.ShareFetchResponse:
+		resp.Topics = nil
+	case *kmsg.ShareAcknowledgeResponse:
+		resp.Topics = nil
+	}
+	return resp, true
+}
