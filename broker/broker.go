@@ -22,6 +22,7 @@ import (
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/auth"
 	"github.com/sharebroker/sharebroker/brokerconfig"
+	"github.com/sharebroker/sharebroker/clientmetrics"
 	"github.com/sharebroker/sharebroker/cluster"
 	"github.com/sharebroker/sharebroker/faults"
 	"github.com/sharebroker/sharebroker/features"
@@ -61,6 +62,9 @@ type Broker struct {
 	// telemetry is client telemetry (KIP-714): client instances and
 	// CLIENT_METRICS subscriptions (telemetry.go).
 	telemetry *telemetry.Manager
+	// clientMetrics keeps what clients push, for /metrics and /v1/clients
+	// (clientmetrics.go).
+	clientMetrics *clientmetrics.Store
 
 	// apiRanges are the versions of each API served as the configured
 	// Kafka release, and features the cluster's feature levels
@@ -250,6 +254,7 @@ func New(cfg Config) (*Broker, error) {
 		StoryEvents: int(b.cfg.props.Int32("sharebroker.record.story.events")),
 	})
 	b.fetchSessions = newFetchSessions(r.Nodes, int(r.props.Int32("max.incremental.fetch.session.cache.slots")))
+	b.clientMetrics = clientmetrics.New(b.clock, clientmetrics.Limits{})
 	b.metrics = newMetrics(b, r.Registry, r.ownRegistry)
 	b.txns = b.newTxnCoordinator()
 	b.placement = placement.New(b.cluster, b.store, placement.Groups{Classic: b.classicGroups, Consumer: b.consumerGroups, Share: b.shareGroups}, b.txns, b.shareServing)

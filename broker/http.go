@@ -31,6 +31,7 @@ func (b *Broker) startHTTP() error {
 		Log:           b.log,
 		Token:         b.cfg.HTTPToken,
 		MetricsPublic: b.cfg.HTTPMetricsPublic,
+		Clients:       b.clientMetrics,
 	}
 	if b.cfg.EnableTestAPI {
 		cfg.Control = s

@@ -34,6 +34,7 @@ func newMetrics(b *Broker, reg *prometheus.Registry, own bool) *metrics.Metrics 
 		Nodes:      b.cfg.Nodes,
 		Authorizer: b.authz != nil,
 		State:      metricsState{b},
+		Clients:    b.clientMetrics,
 	}
 	for _, a := range apis {
 		if a != nil {

@@ -12,7 +12,7 @@ import (
 // telemetry) from the telemetry properties and the embedder's hooks.
 func (b *Broker) newTelemetry() *telemetry.Manager {
 	t := b.cfg.props.Telemetry()
-	opts := telemetry.Options{Clock: b.clock, MaxBytes: t.MaxBytes, Hooks: b.cfg.Telemetry}
+	opts := telemetry.Options{Clock: b.clock, MaxBytes: t.MaxBytes, Hooks: b.telemetryHooks()}
 	if t.DefaultInterval > 0 {
 		opts.Default = &telemetry.Default{Interval: t.DefaultInterval}
 	}

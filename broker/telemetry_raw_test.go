@@ -86,15 +86,15 @@ func TestTelemetryThrottle(t *testing.T) {
 	sub := e.get([16]byte{})
 	id := sub.ClientInstanceID
 	wantTelemetryCode(t, "second get at once", e.get(id).ErrorCode, kerr.ThrottlingQuotaExceeded)
-	wantTelemetryCode(t, "first push at once", e.push(id, sub.SubscriptionID, false, 0, []byte("a")), nil0)
+	wantTelemetryCode(t, "first push at once", e.push(id, sub.SubscriptionID, false, 0, otlpGauge(t, "a")), nil0)
 	wantTelemetryCode(t, "second push at once", e.push(id, sub.SubscriptionID, false, 0, []byte("b")), kerr.ThrottlingQuotaExceeded)
 	e.b.Advance(999 * time.Millisecond)
 	wantTelemetryCode(t, "push 1ms early", e.push(id, sub.SubscriptionID, false, 0, []byte("c")), kerr.ThrottlingQuotaExceeded)
 	e.b.Advance(time.Millisecond)
-	wantTelemetryCode(t, "push after the interval", e.push(id, sub.SubscriptionID, false, 0, []byte("d")), nil0)
+	wantTelemetryCode(t, "push after the interval", e.push(id, sub.SubscriptionID, false, 0, otlpGauge(t, "d")), nil0)
 	e.b.Advance(time.Second)
 	wantTelemetryCode(t, "get after the interval", e.get(id).ErrorCode, nil0)
-	if got := e.p.wait(t, 2, 5*time.Second); string(got.payload) != "d" || got.interval != time.Second {
+	if got := e.p.wait(t, 2, 5*time.Second); !bytes.Equal(got.payload, otlpGauge(t, "d")) || got.interval != time.Second {
 		t.Errorf("second payload %q at %v, want d at 1s", got.payload, got.interval)
 	}
 }
@@ -160,13 +160,13 @@ func TestTelemetryTerminating(t *testing.T) {
 	e := startTelemetry(t)
 	sub := e.get([16]byte{})
 	id := sub.ClientInstanceID
-	wantTelemetryCode(t, "first push", e.push(id, sub.SubscriptionID, false, 0, []byte("a")), nil0)
-	wantTelemetryCode(t, "terminating push within the interval", e.push(id, sub.SubscriptionID, true, 0, []byte("b")), nil0)
+	wantTelemetryCode(t, "first push", e.push(id, sub.SubscriptionID, false, 0, otlpGauge(t, "a")), nil0)
+	wantTelemetryCode(t, "terminating push within the interval", e.push(id, sub.SubscriptionID, true, 0, otlpGauge(t, "b")), nil0)
 	wantTelemetryCode(t, "push after terminating", e.push(id, sub.SubscriptionID, false, 0, []byte("c")), kerr.InvalidRequest)
 	// Kafka records each push's flag whatever its outcome, so the refused
 	// push cleared it: once the interval passes, pushes are taken again.
 	e.b.Advance(30 * time.Second)
-	wantTelemetryCode(t, "push after the refused one, an interval later", e.push(id, sub.SubscriptionID, false, 0, []byte("d")), nil0)
+	wantTelemetryCode(t, "push after the refused one, an interval later", e.push(id, sub.SubscriptionID, false, 0, otlpGauge(t, "d")), nil0)
 	e.p.mu.Lock()
 	defer e.p.mu.Unlock()
 	if len(e.p.got) != 3 || len(e.p.terminated) != 1 || e.p.terminated[0].InstanceID != id {

@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sharebroker/sharebroker/clientmetrics"
 	"github.com/sharebroker/sharebroker/internal/connquota"
 	"github.com/sharebroker/sharebroker/locktimer"
 )
@@ -94,6 +95,9 @@ type Config struct {
 	Token string
 	// MetricsPublic serves /metrics without the token.
 	MetricsPublic bool
+	// Clients are the metrics clients push through KIP-714 telemetry,
+	// shown by GET /v1/clients (clients.go); nil when telemetry is off.
+	Clients *clientmetrics.Store
 }
 
 // Handler returns the HTTP API of cfg, behind its token if it has one.
@@ -122,6 +126,8 @@ func routes(mux *http.ServeMux, cfg Config) {
 	mux.HandleFunc("GET /v1/share-groups/{group}/topics/{topic}/partitions/{p}/records/{offset}", serveRecordStory(s))
 	mux.HandleFunc("GET /v1/tls/ca.pem", serveCA(s))
 	mux.HandleFunc("GET /v1/acls", serveACLs(s))
+	mux.HandleFunc("GET /v1/clients", serveClients(cfg.Clients))
+	mux.HandleFunc("GET /v1/clients/{instance}", serveClient(cfg.Clients))
 	if cfg.Control != nil {
 		t := testAPI{state: s, ctl: cfg.Control, log: cfg.Log}
 		// The test API is served behind the cross-site guard (console.go).

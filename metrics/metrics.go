@@ -21,6 +21,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/clientmetrics"
 	"github.com/sharebroker/sharebroker/group"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
@@ -143,6 +144,10 @@ type Config struct {
 	SASLMechanisms []string
 	// State is what the collectors read at scrape time.
 	State State
+	// Clients are the metrics clients push through KIP-714 telemetry,
+	// shown at scrape time (clients.go); nil, as with telemetry off,
+	// registers nothing and costs nothing.
+	Clients *clientmetrics.Store
 }
 
 // Metrics is one broker's Prometheus instruments, on its own registry.
@@ -286,6 +291,9 @@ func (m *Metrics) fill() {
 		&kafkaShareCollector{m: m},
 		&fetchSessionCollector{m: m},
 	)
+	if cfg.Clients != nil {
+		m.reg.MustRegister(&clientCollector{store: cfg.Clients})
+	}
 }
 
 // Request counts one answered request and its handling time: api is the
