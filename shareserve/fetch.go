@@ -159,7 +159,7 @@ func (f *fetchWork) Answer(tp TopicPartition) *Answer { return f.answers[tp] }
 func (f *fetchWork) acknowledge(tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) {
 	a := f.answer(tp)
 	a.Acked = true
-	a.AckErr = f.s.acknowledgePartition(f.key, tp, version, isRenewAck, batches, now)
+	a.AckErr = f.s.acknowledgeIn(f.ready, f.key, tp, version, isRenewAck, batches, now)
 	f.acked = append(f.acked, tp)
 }
 

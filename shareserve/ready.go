@@ -229,6 +229,25 @@ func (rs *readySet) subscribe(w *watchedPart, log *storage.Partition, part *Part
 	rs.subscribeLocked(w, log, part)
 }
 
+// registeredPart returns the share partition the session subscribed to
+// for tp if it is still the registry's for log (not dropped, of that log),
+// else nil: the caller asks the registry. rs may be nil.
+func (rs *readySet) registeredPart(tp TopicPartition, log *storage.Partition) *Partition {
+	if rs == nil {
+		return nil
+	}
+	rs.mu.Lock()
+	var p *Partition
+	if w := rs.byTP[tp]; w != nil {
+		p = w.part
+	}
+	rs.mu.Unlock()
+	if p == nil || p.Log != log || p.dropped.Load() {
+		return nil
+	}
+	return p
+}
+
 // subscribedPart returns the share partition w is subscribed to, nil if
 // none.
 func (rs *readySet) subscribedPart(w *watchedPart) *Partition {

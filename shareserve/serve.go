@@ -443,6 +443,7 @@ func (s *Service) Acknowledge(req AckRequest) AckResult {
 	}
 	res := AckResult{LockDuration: s.groupConfig(req.Key.Group).RecordLockDuration}
 	now := s.clock.Now()
+	ready := s.Sessions.readyOf(req.Key) // nil once closed: the registry answers
 	var denied deniedTopics
 	if s.edge != nil {
 		for i, rt := range req.Topics {
@@ -459,7 +460,7 @@ func (s *Service) Acknowledge(req AckRequest) AckResult {
 				continue
 			}
 			tp := TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
-			err := s.acknowledgePartition(req.Key, tp, req.Version, req.IsRenewAck, rp.Acks, now)
+			err := s.acknowledgeIn(ready, req.Key, tp, req.Version, req.IsRenewAck, rp.Acks, now)
 			res.Errs = append(res.Errs, err)
 			counted, failed = ackOutcome(counted, failed, err)
 		}
