@@ -68,7 +68,9 @@ func (n *Notifier) Subscribe(s Subscriber) {
 	if old == nil {
 		n.subs.Store(oneSubscriber(s))
 	} else {
-		subs := append(slices.Clone(*old), s)
+		subs := make([]Subscriber, len(*old), len(*old)+1)
+		copy(subs, *old)
+		subs = append(subs, s)
 		n.subs.Store(&subs)
 	}
 	n.countLocked()
