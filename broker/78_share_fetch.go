@@ -182,10 +182,14 @@ func writeShareFetchAnswers(resp *wire.ShareFetchResponse, listed []shareserve.P
 		}
 		p := kmsg.NewShareFetchResponseTopicPartition()
 		p.Partition = a.Partition
-		var nl shareNotLeader
-		if a.Err != nil && errors.As(a.Err, &nl) {
-			p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = nl.leader.Leader, nl.leader.Epoch
-			leaders.add(nl.leader.Leader)
+		if a.Err != nil {
+			// nl is declared here: it escapes to errors.As, and one per
+			// listed partition was a heap object per answer entry.
+			var nl shareNotLeader
+			if errors.As(a.Err, &nl) {
+				p.CurrentLeader.LeaderID, p.CurrentLeader.LeaderEpoch = nl.leader.Leader, nl.leader.Epoch
+				leaders.add(nl.leader.Leader)
+			}
 		}
 		p.ErrorCode, p.ErrorMessage = codeFor(a.Err), errMessage(a.Err)
 		p.AcknowledgeErrorCode, p.AcknowledgeErrorMessage = codeFor(a.AckErr), errMessage(a.AckErr)

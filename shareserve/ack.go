@@ -23,6 +23,16 @@ var ErrInvalidRequest = sharepartition.ErrAckBatches
 // state: a partition this group never fetched here has none to
 // acknowledge, which Kafka answers UNKNOWN_TOPIC_OR_PARTITION.
 func (s *Service) acknowledgePartition(key SessionKey, tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) error {
+	return s.acknowledgeIn(nil, key, tp, version, isRenewAck, batches, now)
+}
+
+// acknowledgeIn is acknowledgePartition for the session whose ready set is
+// ready (nil: none at hand). The share partition the session subscribed to
+// for tp is the registry's while it is not dropped and is of tp's log, so
+// it is used without a registry lookup (the registry's lock and a map of
+// every group's share partitions), as a fetch's look uses it (resolve):
+// at thousands of partitions each fetch acknowledges dozens (issue 22).
+func (s *Service) acknowledgeIn(ready *readySet, key SessionKey, tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) error {
 	if len(batches) == 0 {
 		return nil // nothing to acknowledge is success
 	}
@@ -33,7 +43,8 @@ func (s *Service) acknowledgePartition(key SessionKey, tp TopicPartition, versio
 	if err := sharepartition.ValidateAcks(version, isRenewAck, batches); err != nil {
 		return err
 	}
-	if t.Partition(tp.Partition) == nil {
+	log := t.Partition(tp.Partition)
+	if log == nil {
 		return unknownPartition(t, tp.Partition)
 	}
 	if s.edge != nil && s.edge.Leads(key.Node, tp) != nil {
@@ -41,7 +52,10 @@ func (s *Service) acknowledgePartition(key SessionKey, tp TopicPartition, versio
 		// leader move the old leader has dropped it (share-ack-after-move).
 		return fmt.Errorf("%w: node %d does not lead %s-%d, so holds no share state for it", storage.ErrUnknownTopic, key.Node, t.Name, tp.Partition)
 	}
-	p := s.Lookup(Key{Group: key.Group, TopicPartition: tp})
+	p := ready.registeredPart(tp, log)
+	if p == nil {
+		p = s.Lookup(Key{Group: key.Group, TopicPartition: tp})
+	}
 	if p == nil {
 		return fmt.Errorf("%w: group %q has no share state for %s-%d on this broker", storage.ErrUnknownTopic, key.Group, t.Name, tp.Partition)
 	}

@@ -159,7 +159,7 @@ func (f *fetchWork) Answer(tp TopicPartition) *Answer { return f.answers[tp] }
 func (f *fetchWork) acknowledge(tp TopicPartition, version int16, isRenewAck bool, batches []sharepartition.AckBatch, now time.Time) {
 	a := f.answer(tp)
 	a.Acked = true
-	a.AckErr = f.s.acknowledgePartition(f.key, tp, version, isRenewAck, batches, now)
+	a.AckErr = f.s.acknowledgeIn(f.ready, f.key, tp, version, isRenewAck, batches, now)
 	f.acked = append(f.acked, tp)
 }
 
@@ -473,7 +473,9 @@ func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartiti
 			}
 		}
 	} else {
-		var say []SessionPartition // seq and whether it failed (MustAppear)
+		// seq and whether it failed (MustAppear), sized for the answers:
+		// it grew one by one on every fetch.
+		say := make([]SessionPartition, 0, len(f.answers))
 		for tp, a := range f.answers {
 			if (a.HasData() || a.Err != nil || a.Acked) && f.inSession(tp, a) {
 				say = append(say, SessionPartition{TopicPartition: tp, MustAppear: a.Err != nil, seq: a.seq})
@@ -487,6 +489,7 @@ func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartiti
 			}
 		}
 		slices.SortFunc(say, func(a, b SessionPartition) int { return cmp.Compare(a.seq, b.seq) })
+		listed = make([]TopicPartition, 0, len(say)+len(f.acked))
 		for _, sp := range say {
 			listed = append(listed, sp.TopicPartition)
 			if sp.MustAppear {
@@ -494,7 +497,9 @@ func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartiti
 			}
 		}
 	}
-	appeared := slices.Clip(listed)
+	// The acknowledged partitions appended below go past appeared's
+	// length: appeared keeps what it holds, without a copy.
+	appeared := listed
 	for _, tp := range f.acked {
 		if !slices.Contains(listed, tp) {
 			listed = append(listed, tp)

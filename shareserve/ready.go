@@ -43,6 +43,12 @@ type readySet struct {
 	bySeq []*watchedPart                  // by seq; nil once forgotten
 	bits  []uint64                        // ready marks by seq
 	check []*watchedPart
+	// slab holds the watchedParts themselves, many to an allocation: at
+	// thousands of partitions one object each was thousands more for the
+	// GC to mark on every cycle (issue 22). A slab stays while any of its
+	// parts does, so a session keeps at most its opening size plus
+	// watchedSlab per partition added since, until it closes.
+	slab []watchedPart
 	// waiters are the wake channels of the session's parked requests
 	// (one, unless a client runs two fetches of one session at once).
 	waiters []chan<- struct{}
@@ -75,7 +81,23 @@ func newReadySet(n int) *readySet {
 		bySeq: make([]*watchedPart, 0, n),
 		bits:  make([]uint64, 0, (n+63)/64),
 		check: make([]*watchedPart, 0, n),
+		slab:  make([]watchedPart, 0, n),
 	}
+}
+
+// watchedSlab is the size of the slabs of the partitions that join a
+// session after it opened.
+const watchedSlab = 64
+
+// newWatchedLocked returns a zero watchedPart of rs for tp, from the slab.
+func (rs *readySet) newWatchedLocked(tp TopicPartition) *watchedPart {
+	if len(rs.slab) == cap(rs.slab) {
+		rs.slab = make([]watchedPart, 0, watchedSlab)
+	}
+	rs.slab = rs.slab[:len(rs.slab)+1]
+	w := &rs.slab[len(rs.slab)-1]
+	w.set, w.tp = rs, tp
+	return w
 }
 
 // Changed marks the partition ready and to check, and wakes the
@@ -125,7 +147,7 @@ func (rs *readySet) add(tp TopicPartition, seq uint64) {
 	if rs.closed || rs.byTP[tp] != nil {
 		return
 	}
-	w := &watchedPart{set: rs, tp: tp}
+	w := rs.newWatchedLocked(tp)
 	w.seq.Store(seq)
 	rs.byTP[tp] = w
 	for uint64(len(rs.bySeq)) <= seq {
@@ -166,7 +188,7 @@ func (rs *readySet) close() {
 	for _, w := range rs.byTP {
 		rs.dropLocked(w)
 	}
-	rs.byTP, rs.bySeq, rs.bits, rs.check = nil, nil, nil, nil
+	rs.byTP, rs.bySeq, rs.bits, rs.check, rs.slab = nil, nil, nil, nil, nil
 	rs.wakeLocked()
 }
 
@@ -207,6 +229,25 @@ func (rs *readySet) subscribe(w *watchedPart, log *storage.Partition, part *Part
 	rs.subscribeLocked(w, log, part)
 }
 
+// registeredPart returns the share partition the session subscribed to
+// for tp if it is still the registry's for log (not dropped, of that log),
+// else nil: the caller asks the registry. rs may be nil.
+func (rs *readySet) registeredPart(tp TopicPartition, log *storage.Partition) *Partition {
+	if rs == nil {
+		return nil
+	}
+	rs.mu.Lock()
+	var p *Partition
+	if w := rs.byTP[tp]; w != nil {
+		p = w.part
+	}
+	rs.mu.Unlock()
+	if p == nil || p.Log != log || p.dropped.Load() {
+		return nil
+	}
+	return p
+}
+
 // subscribedPart returns the share partition w is subscribed to, nil if
 // none.
 func (rs *readySet) subscribedPart(w *watchedPart) *Partition {
@@ -242,6 +283,9 @@ func (rs *readySet) takeChecks(buf []*watchedPart) []*watchedPart {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	out := buf[:0]
+	if cap(out) < len(rs.check) { // a session's first look takes thousands
+		out = make([]*watchedPart, 0, len(rs.check))
+	}
 	for _, w := range rs.check {
 		w.checking.Store(false)
 		if !w.gone {

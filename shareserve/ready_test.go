@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -280,5 +281,43 @@ func TestReadySetResolvesDroppedStateAnew(t *testing.T) {
 				t.Fatalf("the registry holds %p after the drop (%p before); want a new share partition", after, before)
 			}
 		})
+	}
+}
+
+// share-fetch-ready-set: an acknowledgement uses the share partition its
+// session subscribed to only while the registry holds it. Once the group's
+// share state is dropped, it is answered as for a partition without share
+// state (UNKNOWN_TOPIC_OR_PARTITION), as the registry answers it, not
+// applied to the dropped state; once a fetch made the state anew, it goes
+// to the new state.
+func TestSessionAcknowledgementFollowsTheRegistry(t *testing.T) {
+	f, _ := newServeFixture(t, 1, 10)
+	f.produce(t, 0, 2)
+	key, parts := f.open(t, "m1", 1)
+	if got := ranges(f.fetchOnce(key, parts, 0, wide).Answer(f.tp(0))); !slices.Equal(got, [][3]int64{{0, 1, 1}}) {
+		t.Fatalf("first fetch acquired %v, want 0-1 at delivery 1", got)
+	}
+	dropped := f.s.Lookup(Key{Group: "g", TopicPartition: f.tp(0)})
+	f.s.DropGroup("g")
+	ack := func(epoch int32) error {
+		t.Helper()
+		res := f.s.Acknowledge(AckRequest{Key: key, Epoch: epoch, Version: 1, Topics: []AckTopic{{TopicID: f.topic.ID,
+			Partitions: []AckPartition{{Partition: 0, Acks: accept(0, 1)}}}}})
+		if res.Err != nil || len(res.Errs) != 1 {
+			t.Fatalf("ShareAcknowledge at epoch %d: %v, %d partition results", epoch, res.Err, len(res.Errs))
+		}
+		return res.Errs[0]
+	}
+	if err := ack(1); !errors.Is(err, storage.ErrUnknownTopic) {
+		t.Fatalf("acknowledgement after the drop: %v, want UNKNOWN_TOPIC_OR_PARTITION", err)
+	}
+	if st := dropped.Share.Story(0); st.Record == nil || st.Record.State != sharepartition.Acquired {
+		t.Fatalf("offset 0 in the dropped share state: %+v, want still ACQUIRED", st.Record)
+	}
+	if got := ranges(f.fetchOnce(key, parts, 1, wide).Answer(f.tp(0))); !slices.Equal(got, [][3]int64{{0, 1, 1}}) {
+		t.Fatalf("fetch after the drop acquired %v, want 0-1 at delivery 1 from new state", got)
+	}
+	if err := ack(2); err != nil {
+		t.Fatalf("acknowledgement of the new state's records: %v", err)
 	}
 }

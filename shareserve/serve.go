@@ -98,11 +98,17 @@ type FetchRequest struct {
 	Parked *atomic.Int64
 }
 
-// PartitionAnswer is one partition of a ShareFetch answer.
+// PartitionAnswer is one partition of a ShareFetch answer. Answer is
+// read-only: a partition with nothing to say shares noAnswer, and the
+// others point at the request's own answers rather than copy them (a full
+// answer lists thousands of partitions: issue 22).
 type PartitionAnswer struct {
 	TopicPartition
-	Answer
+	*Answer
 }
+
+// noAnswer is what a listed partition with nothing to say answers.
+var noAnswer Answer
 
 // TopicOutcome is one topic a request counted for Kafka's per-topic
 // share request metrics, and whether one of its partitions failed.
@@ -319,8 +325,8 @@ func (f *fetchWork) answered(listed []TopicPartition) []PartitionAnswer {
 	out := make([]PartitionAnswer, len(listed))
 	for i, tp := range listed {
 		out[i].TopicPartition = tp
-		if a := f.answers[tp]; a != nil {
-			out[i].Answer = *a
+		if out[i].Answer = f.answers[tp]; out[i].Answer == nil {
+			out[i].Answer = &noAnswer
 		}
 	}
 	return out
@@ -437,6 +443,7 @@ func (s *Service) Acknowledge(req AckRequest) AckResult {
 	}
 	res := AckResult{LockDuration: s.groupConfig(req.Key.Group).RecordLockDuration}
 	now := s.clock.Now()
+	ready := s.Sessions.readyOf(req.Key) // nil once closed: the registry answers
 	var denied deniedTopics
 	if s.edge != nil {
 		for i, rt := range req.Topics {
@@ -453,7 +460,7 @@ func (s *Service) Acknowledge(req AckRequest) AckResult {
 				continue
 			}
 			tp := TopicPartition{TopicID: rt.TopicID, Partition: rp.Partition}
-			err := s.acknowledgePartition(req.Key, tp, req.Version, req.IsRenewAck, rp.Acks, now)
+			err := s.acknowledgeIn(ready, req.Key, tp, req.Version, req.IsRenewAck, rp.Acks, now)
 			res.Errs = append(res.Errs, err)
 			counted, failed = ackOutcome(counted, failed, err)
 		}

@@ -85,7 +85,7 @@ func (f *fixture) fetchReq(member string, epoch int32, n int32) FetchRequest {
 func answerOf(res FetchResult, tp TopicPartition) *Answer {
 	for i := range res.Partitions {
 		if res.Partitions[i].TopicPartition == tp {
-			return &res.Partitions[i].Answer
+			return res.Partitions[i].Answer
 		}
 	}
 	return nil

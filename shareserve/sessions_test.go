@@ -182,3 +182,31 @@ func TestShareSessionStats(t *testing.T) {
 		t.Fatalf("node 1 after closes: %+v, want %+v", got, want)
 	}
 }
+
+// share-fetch-ready-set at thousands of partitions (issue 22): opening a
+// session makes its ready set's entries in one slab, not one object per
+// partition (each a thing the GC marks on every cycle while the session
+// lasts), and a partition added later comes from a slab too.
+func TestSessionOpenAllocatesPerSessionNotPerPartition(t *testing.T) {
+	const n = 1024
+	parts := make([]TopicPartition, n)
+	for i := range parts {
+		parts[i] = tp(int32(i))
+	}
+	key := SessionKey{Group: "g", Member: "m"}
+	s := newSessions(10)
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := s.open(key, "conn", parts); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 32 {
+		t.Errorf("opening a session of %d partitions: %v allocations, want a few for the session", n, allocs)
+	}
+	if _, err := s.advance(key, 1, []TopicPartition{tp(n), tp(n + 1)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if seq, ok := s.byKey[key].ready.seqOf(tp(n + 1)); !ok || seq != n+1 {
+		t.Fatalf("a partition added after the open: seq %d, in the set %v; want %d, true", seq, ok, n+1)
+	}
+}

@@ -64,13 +64,33 @@ func (n *Notifier) Unwatch(ch chan<- struct{}) {
 func (n *Notifier) Subscribe(s Subscriber) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	var subs []Subscriber
-	if old := n.subs.Load(); old != nil {
-		subs = slices.Clone(*old)
+	old := n.subs.Load()
+	if old == nil {
+		n.subs.Store(oneSubscriber(s))
+	} else {
+		subs := make([]Subscriber, len(*old), len(*old)+1)
+		copy(subs, *old)
+		subs = append(subs, s)
+		n.subs.Store(&subs)
 	}
-	subs = append(subs, s)
-	n.subs.Store(&subs)
 	n.countLocked()
+}
+
+// soleSubscriber is a list of one subscriber with its slice header, in
+// one allocation: most partitions have one subscriber (the share session
+// of the member the assignor gave them), and a broker serving thousands
+// of partitions held two objects per subscription, each one more for the
+// GC to mark on every cycle (issue 22).
+type soleSubscriber struct {
+	list []Subscriber // one[:]
+	one  [1]Subscriber
+}
+
+// oneSubscriber returns a list holding just s.
+func oneSubscriber(s Subscriber) *[]Subscriber {
+	l := &soleSubscriber{one: [1]Subscriber{s}}
+	l.list = l.one[:]
+	return &l.list
 }
 
 // Unsubscribe ends one subscription of s; without one it does nothing.
@@ -85,10 +105,13 @@ func (n *Notifier) Unsubscribe(s Subscriber) {
 	if i < 0 {
 		return
 	}
-	subs := slices.Delete(slices.Clone(*old), i, i+1)
-	if len(subs) == 0 {
+	switch len(*old) {
+	case 1: // the last one: nothing to copy
 		n.subs.Store(nil)
-	} else {
+	case 2:
+		n.subs.Store(oneSubscriber((*old)[1-i]))
+	default:
+		subs := slices.Delete(slices.Clone(*old), i, i+1)
 		n.subs.Store(&subs)
 	}
 	n.countLocked()

@@ -99,3 +99,29 @@ func TestLogStartAndDeletionTellSubscribersOnly(t *testing.T) {
 		t.Fatal("a parked Fetch was woken")
 	}
 }
+
+// share-fetch-ready-set at thousands of partitions (issue 22): most
+// partitions have one subscriber, and its list is one allocation; the last
+// Unsubscribe allocates nothing. Removing either of two keeps the other.
+func TestNotifierSoleSubscriberCosts(t *testing.T) {
+	var n Notifier
+	a, b := &countingSubscriber{}, &countingSubscriber{}
+	if allocs := testing.AllocsPerRun(100, func() { n.Subscribe(a); n.Unsubscribe(a) }); allocs != 1 {
+		t.Errorf("Subscribe and Unsubscribe of a sole subscriber: %v allocations, want 1", allocs)
+	}
+	for _, gone := range []*countingSubscriber{a, b} {
+		a.n, b.n = 0, 0
+		n.Subscribe(a)
+		n.Subscribe(b)
+		n.Unsubscribe(gone)
+		n.Notify()
+		if gone.n != 0 || a.n+b.n != 1 {
+			t.Fatalf("after Unsubscribe of one of two: told %d and %d times, want the other once", a.n, b.n)
+		}
+		n.Unsubscribe(a)
+		n.Unsubscribe(b)
+		if n.n.Load() != 0 {
+			t.Fatalf("%d registrations left after every Unsubscribe", n.n.Load())
+		}
+	}
+}
