@@ -2,6 +2,7 @@ package broker_test
 
 import (
 	"context"
+	"net"
 	"slices"
 	"testing"
 	"time"
@@ -132,5 +133,37 @@ func TestTelemetryAnswerFields(t *testing.T) {
 	}
 	if r := e.c.Request(kmsg.NewPtrListConfigResourcesRequest()).(*kmsg.ListConfigResourcesResponse); r.ErrorCode != 0 || r.ThrottleMillis != 0 {
 		t.Errorf("list config resources: %v, throttle %d ms", kerr.ErrorForCode(r.ErrorCode), r.ThrottleMillis)
+	}
+}
+
+// TestTelemetryMatchIPv6SourceAddress: client_source_address is matched
+// against the address as Java writes it (InetAddress.getHostAddress, in
+// Kafka's ClientMetricsInstanceMetadata): ::1 is 0:0:0:0:0:0:0:1, so a
+// selector written for Kafka matches here too (telemetry-match).
+func TestTelemetryMatchIPv6SourceAddress(t *testing.T) {
+	ln, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	ln.Close()
+	e := startTelemetry(t, sharebrokertest.WithProperty("listeners", "PLAINTEXT://[::1]:0"))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.b.Addr), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for name, addr := range map[string]string{"java": "0:0:0:0:0:0:0:1", "go": "::1"} {
+		if code, msg := alterClientMetrics(t, cl, name, clientMetricsOp{set, "match", "client_source_address=" + addr}, clientMetricsOp{set, "metrics", "org.apache.kafka." + name}); code != 0 {
+			t.Fatalf("%s: %v %s", name, kerr.ErrorForCode(code), msg)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := kmsg.NewPtrGetTelemetrySubscriptionsRequest().RequestWith(ctx, cl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.RequestedMetrics, []string{"org.apache.kafka.java"}) {
+		t.Errorf("client at ::1 got %q, want only the subscription matching 0:0:0:0:0:0:0:1", got.RequestedMetrics)
 	}
 }

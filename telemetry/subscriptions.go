@@ -177,11 +177,58 @@ func attribute(c Client, param string) (string, bool) {
 	case MatchSoftwareVersion:
 		return c.SoftwareVersion, true
 	case MatchSourceAddress:
-		return c.SourceAddress, c.SourceAddress != ""
+		return javaHostAddress(c.SourceAddress), c.SourceAddress != ""
 	case MatchSourcePort:
 		return strconv.Itoa(c.SourcePort), c.SourcePort > 0
 	}
 	return "", false
+}
+
+// javaHostAddress writes a source address as Java's
+// InetAddress.getHostAddress does, the text Kafka matches
+// client_source_address against (ClientMetricsInstanceMetadata). The
+// broker gives Go's form (net.IP.String): IPv4 dotted, the same in Java;
+// IPv6 with "::" compression, which Java writes out as eight groups of hex
+// without leading zeros, so ::1 is 0:0:0:0:0:0:0:1. A zone is kept after
+// its '%'. (Plain string work: this package does not import net.)
+func javaHostAddress(addr string) string {
+	host, zone, hasZone := strings.Cut(addr, "%")
+	if !strings.Contains(host, ":") || strings.Contains(host, ".") {
+		return addr
+	}
+	head, tail, compressed := strings.Cut(host, "::")
+	split := func(s string) []string {
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, ":")
+	}
+	groups := split(head)
+	if compressed {
+		rest := split(tail)
+		if len(groups)+len(rest) > 7 {
+			return addr
+		}
+		groups = append(append(groups, make([]string, 8-len(groups)-len(rest))...), rest...)
+	}
+	if len(groups) != 8 {
+		return addr
+	}
+	for i, g := range groups {
+		if g == "" {
+			g = "0"
+		}
+		v, err := strconv.ParseUint(g, 16, 16)
+		if err != nil {
+			return addr
+		}
+		groups[i] = strconv.FormatUint(v, 16)
+	}
+	out := strings.Join(groups, ":")
+	if hasZone {
+		out += "%" + zone
+	}
+	return out
 }
 
 // matchLocked is the union of the metrics of every subscription matching
