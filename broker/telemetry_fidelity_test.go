@@ -167,3 +167,54 @@ func TestTelemetryMatchIPv6SourceAddress(t *testing.T) {
 		t.Errorf("client at ::1 got %q, want only the subscription matching 0:0:0:0:0:0:0:1", got.RequestedMetrics)
 	}
 }
+
+// TestTelemetryDescribeFields: DescribeConfigs v4 of a CLIENT_METRICS
+// resource, set or not, lists metrics, interval.ms and match with
+// ConfigType LIST, INT and LIST, neither read-only nor sensitive, and no
+// synonyms unless asked for (Kafka's ConfigHelper.createClientMetricsConfigEntry
+// and configResponseType; telemetry-subscription-configs).
+func TestTelemetryDescribeFields(t *testing.T) {
+	e := startTelemetry(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.b.Addr), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if code, msg := alterClientMetrics(t, cl, "set", clientMetricsOp{set, "interval.ms", "1000"}); code != 0 {
+		t.Fatalf("set: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	wantType := map[string]kmsg.ConfigType{"metrics": kmsg.ConfigTypeList, "interval.ms": kmsg.ConfigTypeInt, "match": kmsg.ConfigTypeList}
+	for _, name := range []string{"set", "unset"} {
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.Version = 4
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeClientMetrics, name
+		req.Resources = append(req.Resources, rr)
+		resp := e.c.Request(req).(*kmsg.DescribeConfigsResponse)
+		r := resp.Resources[0]
+		if r.ErrorCode != 0 || resp.ThrottleMillis != 0 {
+			t.Fatalf("%s: %v", name, kerr.ErrorForCode(r.ErrorCode))
+		}
+		var names []string
+		for _, c := range r.Configs {
+			names = append(names, c.Name)
+			if c.ConfigType != wantType[c.Name] || c.ReadOnly || c.IsSensitive || len(c.ConfigSynonyms) != 0 {
+				t.Errorf("%s %s: type %v read-only %v sensitive %v synonyms %v", name, c.Name, c.ConfigType, c.ReadOnly, c.IsSensitive, c.ConfigSynonyms)
+			}
+		}
+		slices.Sort(names)
+		if !slices.Equal(names, []string{"interval.ms", "match", "metrics"}) {
+			t.Errorf("%s: configs %q", name, names)
+		}
+	}
+	// The empty name is refused with ConfigHelper's text and nothing else.
+	req := kmsg.NewPtrDescribeConfigsRequest()
+	req.Version = 4
+	rr := kmsg.NewDescribeConfigsRequestResource()
+	rr.ResourceType = kmsg.ConfigResourceTypeClientMetrics
+	req.Resources = append(req.Resources, rr)
+	r := e.c.Request(req).(*kmsg.DescribeConfigsResponse).Resources[0]
+	if r.ErrorCode != kerr.InvalidRequest.Code || r.ErrorMessage == nil || *r.ErrorMessage != "Client metrics subscription name must not be empty" || len(r.Configs) != 0 {
+		t.Errorf("empty name: %v %v %d configs", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage, len(r.Configs))
+	}
+}
