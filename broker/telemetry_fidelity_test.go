@@ -218,3 +218,25 @@ func TestTelemetryDescribeFields(t *testing.T) {
 		t.Errorf("empty name: %v %v %d configs", kerr.ErrorForCode(r.ErrorCode), r.ErrorMessage, len(r.Configs))
 	}
 }
+
+// TestTelemetryTwoPushesAfterSubscriptionChange: after the subscriptions
+// change, two pushes with the old subscription ID answer
+// UNKNOWN_SUBSCRIPTION_ID and then THROTTLING_QUOTA_EXCEEDED, since the
+// first one, though refused, counts as the remade instance's push (the
+// sequential form of Kafka's ClientMetricsManagerTest
+// testPushTelemetryConcurrentRequestAfterSubscriptionUpdate;
+// telemetry-subscription-change, telemetry-push-checks).
+func TestTelemetryTwoPushesAfterSubscriptionChange(t *testing.T) {
+	e := startTelemetry(t)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.b.Addr), kgo.DisableClientMetrics())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	sub := e.get([16]byte{})
+	if code, msg := alterClientMetrics(t, cl, "s", clientMetricsOp{set, "metrics", "org.apache.kafka.x"}); code != 0 {
+		t.Fatalf("set: %v %s", kerr.ErrorForCode(code), msg)
+	}
+	wantTelemetryCode(t, "first push with the old ID", e.push(sub.ClientInstanceID, sub.SubscriptionID, false, 0, []byte("a")), kerr.UnknownSubscriptionID)
+	wantTelemetryCode(t, "second push with the old ID", e.push(sub.ClientInstanceID, sub.SubscriptionID, false, 0, []byte("a")), kerr.ThrottlingQuotaExceeded)
+}
