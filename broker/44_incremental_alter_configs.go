@@ -83,6 +83,10 @@ func (b *Broker) applyConfigOp(typ kmsg.ConfigResourceType, overrides map[string
 	if typ == kmsg.ConfigResourceTypeClientMetrics {
 		kind = "client metrics"
 		p, known = clientMetricsProperty(c.Name)
+		if err := clientMetricsOpRefused(c, p, known); err != nil || c.Op == kmsg.IncrementalAlterConfigOpDelete {
+			delete(overrides, c.Name)
+			return err
+		}
 	}
 	switch c.Op {
 	case kmsg.IncrementalAlterConfigOpSet:

@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"fmt"
+
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/brokerconfig"
@@ -63,5 +65,22 @@ func (b *Broker) alterClientMetrics(name string, validateOnly bool, next func(cu
 		return err
 	}
 	b.log.Info("client metrics subscription altered", "subscription", name)
+	return nil
+}
+
+// clientMetricsOpRefused checks one IncrementalAlterConfigs operation on a
+// CLIENT_METRICS resource before it is applied, as Kafka's controller does
+// (ConfigurationControlManager.incrementalAlterConfigResource): APPEND or
+// SUBTRACT on a config that is not a LIST, an unknown one included, is
+// INVALID_CONFIG "Can't APPEND to key NAME because its type is not LIST.";
+// DELETE of a config that is not set, known or not, changes nothing and is
+// no error (the whole set is then checked by ClientMetricsConfigs.validate).
+func clientMetricsOpRefused(c kmsg.IncrementalAlterConfigsRequestResourceConfig, p *brokerconfig.Property, known bool) error {
+	switch c.Op {
+	case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
+		if !known || p.Kind != configdef.List {
+			return withMessage(errInvalidConfig, fmt.Sprintf("Can't %s to key %s because its type is not LIST.", c.Op, c.Name))
+		}
+	}
 	return nil
 }

@@ -83,21 +83,21 @@ type subscription struct {
 // of the wrong type or a bad match pattern INVALID_CONFIG.
 func parseSubscription(name string, configs map[string]string) (*subscription, error) {
 	if name == "" {
-		return nil, fmt.Errorf("%w: Subscription name can't be empty", ErrInvalidConfigRequest)
+		return nil, refusal{ErrInvalidConfigRequest, "Subscription name can't be empty"}
 	}
 	for _, k := range slices.Sorted(maps.Keys(configs)) {
 		if _, ok := LookupConfig(k); !ok {
-			return nil, fmt.Errorf("%w: Unknown client metrics configuration: %s", ErrInvalidConfigRequest, k)
+			return nil, refusal{ErrInvalidConfigRequest, "Unknown client metrics configuration: " + k}
 		}
 	}
 	s := &subscription{configs: configs, metrics: splitList(configs[ConfigMetrics]), interval: DefaultInterval}
 	if v, ok := configs[ConfigInterval]; ok {
 		ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("%w: Invalid value %s for configuration %s: Not a number of type INT", ErrInvalidConfig, v, ConfigInterval)
+			return nil, refusal{ErrInvalidConfig, fmt.Sprintf("Invalid value %s for configuration %s: Not a number of type INT", v, ConfigInterval)}
 		}
 		if ms < minIntervalMs || ms > maxIntervalMs {
-			return nil, fmt.Errorf("%w: Invalid value %d for %s, interval must be between 100 and 3600000 (1 hour)", ErrInvalidConfigRequest, ms, ConfigInterval)
+			return nil, refusal{ErrInvalidConfigRequest, fmt.Sprintf("Invalid value %d for %s, interval must be between 100 and 3600000 (1 hour)", ms, ConfigInterval)}
 		}
 		s.interval = time.Duration(ms) * time.Millisecond
 	}
@@ -110,30 +110,29 @@ func parseSubscription(name string, configs map[string]string) (*subscription, e
 }
 
 // parseMatch parses match patterns as ClientMetricsConfigs.parseMatchingPatterns:
-// each splits at '=' into exactly two parts (Java's String.split, which
-// drops trailing empty parts), the attribute one Kafka allows, the value a
-// regular expression that compiles; a later pattern for the same
-// attribute replaces an earlier one. Kafka compiles with RE2/J, whose
-// syntax Go's regexp shares.
+// each splits at its first '=' (KAFKA-21041: the regular expression may
+// hold '=', ClientMetricsConfigsTest.testParseMatchingPatternsRegexContainingEquals),
+// the attribute, trimmed, one Kafka allows, the value, trimmed, a regular
+// expression that compiles; a later pattern for the same attribute
+// replaces an earlier one. Kafka compiles with java.util.regex; Go's RE2
+// syntax is its common subset (docs/telemetry.md telemetry-match).
 func parseMatch(patterns []string) (map[string]*regexp.Regexp, error) {
 	out := make(map[string]*regexp.Regexp, len(patterns))
 	for _, p := range patterns {
-		parts := strings.Split(p, "=")
-		for len(parts) > 0 && parts[len(parts)-1] == "" {
-			parts = parts[:len(parts)-1]
+		illegal := refusal{ErrInvalidConfig, "Illegal client matching pattern: " + p}
+		param, expr, ok := strings.Cut(p, "=")
+		param, expr = strings.TrimSpace(param), strings.TrimSpace(expr)
+		if !ok || !slices.Contains(matchParams, param) {
+			return nil, illegal
 		}
-		if len(parts) != 2 || !slices.Contains(matchParams, strings.TrimSpace(parts[0])) {
-			return nil, fmt.Errorf("%w: Illegal client matching pattern: %s", ErrInvalidConfig, p)
-		}
-		expr := strings.TrimSpace(parts[1])
 		if _, err := regexp.Compile(expr); err != nil {
-			return nil, fmt.Errorf("%w: Illegal client matching pattern: %s", ErrInvalidConfig, p)
+			return nil, illegal
 		}
 		re, err := regexp.Compile(`^(?:` + expr + `)$`)
 		if err != nil {
-			return nil, fmt.Errorf("%w: Illegal client matching pattern: %s", ErrInvalidConfig, p)
+			return nil, illegal
 		}
-		out[strings.TrimSpace(parts[0])] = re
+		out[param] = re
 	}
 	return out, nil
 }
@@ -178,11 +177,58 @@ func attribute(c Client, param string) (string, bool) {
 	case MatchSoftwareVersion:
 		return c.SoftwareVersion, true
 	case MatchSourceAddress:
-		return c.SourceAddress, c.SourceAddress != ""
+		return javaHostAddress(c.SourceAddress), c.SourceAddress != ""
 	case MatchSourcePort:
 		return strconv.Itoa(c.SourcePort), c.SourcePort > 0
 	}
 	return "", false
+}
+
+// javaHostAddress writes a source address as Java's
+// InetAddress.getHostAddress does, the text Kafka matches
+// client_source_address against (ClientMetricsInstanceMetadata). The
+// broker gives Go's form (net.IP.String): IPv4 dotted, the same in Java;
+// IPv6 with "::" compression, which Java writes out as eight groups of hex
+// without leading zeros, so ::1 is 0:0:0:0:0:0:0:1. A zone is kept after
+// its '%'. (Plain string work: this package does not import net.)
+func javaHostAddress(addr string) string {
+	host, zone, hasZone := strings.Cut(addr, "%")
+	if !strings.Contains(host, ":") || strings.Contains(host, ".") {
+		return addr
+	}
+	head, tail, compressed := strings.Cut(host, "::")
+	split := func(s string) []string {
+		if s == "" {
+			return nil
+		}
+		return strings.Split(s, ":")
+	}
+	groups := split(head)
+	if compressed {
+		rest := split(tail)
+		if len(groups)+len(rest) > 7 {
+			return addr
+		}
+		groups = append(append(groups, make([]string, 8-len(groups)-len(rest))...), rest...)
+	}
+	if len(groups) != 8 {
+		return addr
+	}
+	for i, g := range groups {
+		if g == "" {
+			g = "0"
+		}
+		v, err := strconv.ParseUint(g, 16, 16)
+		if err != nil {
+			return addr
+		}
+		groups[i] = strconv.FormatUint(v, 16)
+	}
+	out := strings.Join(groups, ":")
+	if hasZone {
+		out += "%" + zone
+	}
+	return out
 }
 
 // matchLocked is the union of the metrics of every subscription matching
@@ -231,7 +277,7 @@ type ConfigValue struct {
 // (ClientMetricsConfigs.fromProps over defaultConfigsMap).
 func (m *Manager) Describe(name string) ([]ConfigValue, error) {
 	if name == "" {
-		return nil, fmt.Errorf("%w: Client metrics subscription name must not be empty", ErrInvalidConfigRequest)
+		return nil, refusal{ErrInvalidConfigRequest, "Client metrics subscription name must not be empty"}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
