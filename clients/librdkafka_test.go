@@ -631,8 +631,13 @@ func TestLibrdkafkaConsumerGroup(t *testing.T) {
 	}
 
 	// Close commits the members' positions (the next offset to read) and
-	// leaves the group.
+	// leaves the group. c1's leaving rebalances the group; c2 is closed
+	// once it holds every partition, because a Close during that rebalance
+	// has its commit refused (REBALANCE_IN_PROGRESS while the group
+	// completes it, as Kafka's classic group answers) and librdkafka does
+	// not retry it: under load, c2's positions were lost that way.
 	c1.close(t)
+	awaitAssignment(t, c2, partitions)
 	c2.close(t)
 	if got, want := e.committed(group, topic), wantEnds(partitions, 10); !maps.Equal(got, want) {
 		t.Fatalf("committed offsets after close: %v, want %v", got, want)
@@ -789,6 +794,31 @@ func TestLibrdkafkaConsumerGroupThreeNodes(t *testing.T) {
 // and no partition held twice, before anything is produced, so no record
 // is read by a member that then loses its partition. It returns each
 // partition's owner.
+// awaitAssignment polls c until it holds all partitions of its topic,
+// failing the test after rdWait.
+func awaitAssignment(t *testing.T, c *rdConsumer, partitions int32) {
+	t.Helper()
+	deadline := time.Now().Add(rdWait)
+	for {
+		if ev := c.Poll(50); ev != nil {
+			if _, ok := ev.(*kafka.Message); ok {
+				t.Fatalf("%s read a record while taking over its peer's partitions", c.name)
+			}
+			t.Logf("%s: event %T: %v", c.name, ev, ev)
+		}
+		as, err := c.Assignment()
+		if err != nil {
+			t.Fatalf("%s: assignment: %v", c.name, err)
+		}
+		if int32(len(as)) == partitions {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %d of %d partitions after %v", c.name, len(as), partitions, rdWait)
+		}
+	}
+}
+
 func settleSplit(t *testing.T, topic string, partitions int32, members []*rdConsumer) map[int32]*rdConsumer {
 	t.Helper()
 	owner := map[int32]*rdConsumer{}
