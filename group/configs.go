@@ -276,7 +276,10 @@ func (s *ConfigStore) Describe(groupID string) []ConfigEntry {
 func (s *ConfigStore) Share(groupID string) ShareGroupConfig {
 	s.mu.Lock()
 	set := s.overrides[groupID]
-	get := func(name string) (string, bool) { v, ok := set[name]; return v, ok }
+	// An override the release lacks (kept in a data directory a newer
+	// release wrote) is not applied: that release has no such config
+	// (group-config-release).
+	get := func(name string) (string, bool) { v, ok := set[name]; return v, ok && releaseHas(s.release, name) }
 	b := &s.broker
 	intOr := func(name string, def, lo, hi int32) int32 {
 		v, ok := get(name)
