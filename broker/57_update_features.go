@@ -44,9 +44,15 @@ func handleUpdateFeatures(b *Broker, r *request) (kmsg.Response, error) {
 		}
 		updates = append(updates, features.Update{Name: u.Feature, Level: u.MaxVersionLevel, Type: t})
 	}
+	shareWasOn := b.features.ShareGroupsOn()
 	if err := b.features.Update(updates, req.ValidateOnly); err != nil {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)
 		return resp, nil
+	}
+	if shareWasOn && !b.features.ShareGroupsOn() {
+		// onShareVersionToggle (features-share-off-unloads).
+		sessions, freed := b.shareServing.ShareGroupsOff()
+		b.log.Info("share groups off", "sessions_dropped", sessions, "records_freed", freed)
 	}
 	if req.Version <= 1 {
 		none := "NONE" // Errors.NONE.message(), which each row carries

@@ -202,6 +202,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.groupConfigs = group.NewGroupConfigStore(r.share, consumer)
+	b.groupConfigs.SetRelease(r.props[kafkaVersionProp])
 	b.shareGroups, err = group.NewShareGroups(group.ShareOptions{
 		Clock:    r.Clock,
 		Broker:   r.share,

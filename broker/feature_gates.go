@@ -23,13 +23,25 @@ func (b *Broker) gateClosed(r *request) (resp kmsg.Response, ok bool) {
 		return nil, false
 	}
 	resp = wire.ErrorResponse(r.body, kerr.UnsupportedVersion.Code)
+	// What Kafka's answer leaves out or adds (features-gate-answer):
 	// ShareFetchRequest.getErrorResponse and ShareAcknowledgeRequest's
-	// answer with the top-level code alone, no topics.
+	// carry the top-level code alone, no topics; the Alter and Delete
+	// share-group offsets requests' add Errors.message() and no topics;
+	// handleDescribeShareGroupOffsetsRequest answers each group with its
+	// code and no topics.
 	switch resp := resp.(type) {
 	case *kmsg.ShareFetchResponse:
 		resp.Topics = nil
 	case *kmsg.ShareAcknowledgeResponse:
 		resp.Topics = nil
+	case *kmsg.AlterShareGroupOffsetsResponse:
+		resp.Topics, resp.ErrorMessage = nil, kmsg.StringPtr(kerr.UnsupportedVersion.Description)
+	case *kmsg.DeleteShareGroupOffsetsResponse:
+		resp.Topics, resp.ErrorMessage = nil, kmsg.StringPtr(kerr.UnsupportedVersion.Description)
+	case *kmsg.DescribeShareGroupOffsetsResponse:
+		for i := range resp.Groups {
+			resp.Groups[i].Topics = nil
+		}
 	}
 	return resp, true
 }

@@ -62,8 +62,8 @@ func TestGroupConfigExact(t *testing.T) {
 		kv   []string
 		want string
 	}{
-		{"unknown name", []string{"share.assignment.interval.ms", "1000"},
-			"Unknown group config name: share.assignment.interval.ms"}, // GroupConfig.validateNames
+		{"unknown name", []string{"share.max.size", "10"},
+			"Unknown group config name: share.max.size"}, // GroupConfig.validateNames
 		{"offset reset in upper case", []string{"share.auto.offset.reset", "EARLIEST"},
 			"Invalid value EARLIEST for configuration share.auto.offset.reset: Invalid value `EARLIEST` for configuration share.auto.offset.reset. " + resetHelp},
 		{"by_duration in upper case", []string{"share.auto.offset.reset", "BY_DURATION:PT1H"},

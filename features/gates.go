@@ -41,6 +41,11 @@ func (s *Set) Closed(key int16) (Gate, bool) {
 	return g, s.Level(g.Feature) < g.Level
 }
 
+// ShareGroupsOn reports whether share groups are on: share.version 1 or
+// more (Kafka's ShareVersion.supportsShareGroups; the internal
+// group.share.enable is not a property here).
+func (s *Set) ShareGroupsOn() bool { return s.Level(ShareVersion) >= 1 }
+
 // DeadLetters reports whether share groups' dead-letter queues are on:
 // share.version 2 (KIP-1191; Kafka's ShareVersion.SV_2).
 func (s *Set) DeadLetters() bool { return s.Level(ShareVersion) >= 2 }

@@ -118,6 +118,8 @@ func parsedInt(value string) int64 {
 var kafkaDefineOrder = []string{
 	"consumer.session.timeout.ms",
 	"consumer.heartbeat.interval.ms",
+	"consumer.assignment.interval.ms",
+	"consumer.assignor.offload.enable",
 	"share.session.timeout.ms",
 	"share.heartbeat.interval.ms",
 	"share.record.lock.duration.ms",
@@ -126,10 +128,14 @@ var kafkaDefineOrder = []string{
 	"share.auto.offset.reset",
 	"share.isolation.level",
 	"share.renew.acknowledge.enable",
+	"share.assignment.interval.ms",
+	"share.assignor.offload.enable",
 	"streams.session.timeout.ms",
 	"streams.heartbeat.interval.ms",
 	"streams.num.standby.replicas",
 	"streams.initial.rebalance.delay.ms",
+	"streams.assignment.interval.ms",
+	"streams.assignor.offload.enable",
 	"errors.deadletterqueue.topic.name",
 	"errors.deadletterqueue.copy.record.enable",
 }
@@ -140,14 +146,17 @@ var kafkaDefineOrder = []string{
 var kafkaBoundsOrder = []string{
 	"consumer.heartbeat.interval.ms",
 	"consumer.session.timeout.ms",
+	"consumer.assignment.interval.ms",
 	"share.heartbeat.interval.ms",
 	"share.session.timeout.ms",
 	"share.record.lock.duration.ms",
 	"share.delivery.count.limit",
 	"share.partition.max.record.locks",
+	"share.assignment.interval.ms",
 	"streams.heartbeat.interval.ms",
 	"streams.session.timeout.ms",
 	"streams.num.standby.replicas",
+	"streams.assignment.interval.ms",
 }
 
 // checkValues is GroupConfig.validate over a group's resulting overrides

@@ -42,6 +42,14 @@ func constDef(v string) func(*groupBounds) string { return func(*groupBounds) st
 // broker's group.consumer.* properties; the streams.* entries use Kafka's
 // default broker bounds (group.streams.*), as there are no streams groups.
 var groupConfigs = []groupConfigDef{
+	// KAFKA-20251's assignment batching and offload configs (Kafka 4.3;
+	// config_releases.go). Kafka's group coordinator uses them to delay and
+	// to offload computing target assignments; this broker computes an
+	// assignment at once, so they are checked, stored and described and
+	// change nothing (share-groups.md §5.6, assignment-configs-inert). The
+	// bounds are Kafka's defaults of group.*.min/max.assignment.interval.ms.
+	assignmentIntervalConfig("consumer"),
+	assignorOffloadConfig("consumer"),
 	{configdef.Def{Name: "consumer.heartbeat.interval.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "5000",
 		Doc: "Accepted and stored for consumer groups (KIP-848)."}, func(c *groupBounds) string { return msString(c.consumer.HeartbeatInterval) },
 		parseInt(1), inRange(func(c *groupBounds) (int64, int64) {
@@ -56,6 +64,8 @@ var groupConfigs = []groupConfigDef{
 		Doc: "Whether a dead-letter record carries the source record's key, value and headers, or the context headers alone."}, constDef("false"), parseBoolean, nil},
 	{configdef.Def{Name: "errors.deadletterqueue.topic.name", Scope: configdef.Group, Kind: configdef.String, Default: "",
 		Doc: "The share group's dead-letter topic (KIP-1191); blank for none. A name starting with `__` is refused (share-groups.md §10)."}, constDef(""), parseString, nil},
+	assignmentIntervalConfig("share"), // KAFKA-20251, as above
+	assignorOffloadConfig("share"),
 	{configdef.Def{Name: "share.auto.offset.reset", Scope: configdef.Group, Kind: configdef.String, Default: "latest",
 		Doc: "Where a share partition starts when the group first reads it: latest, earliest, or by_duration:<ISO-8601 duration>, in lower case."}, constDef("latest"),
 		parseAutoOffsetReset, nil},
@@ -87,6 +97,8 @@ var groupConfigs = []groupConfigDef{
 	{configdef.Def{Name: "share.session.timeout.ms", Scope: configdef.Group, Kind: configdef.Int, Synonym: "group.share.session.timeout.ms",
 		Doc: "A member not heard from for this long is fenced; must exceed the heartbeat interval."}, func(c *groupBounds) string { return itoa(c.SessionTimeoutMs) },
 		parseInt(1), inRange(func(c *groupBounds) (int64, int64) { return int64(c.MinSessionTimeoutMs), int64(c.MaxSessionTimeoutMs) })},
+	assignmentIntervalConfig("streams"), // KAFKA-20251, as above
+	assignorOffloadConfig("streams"),
 	// The streams bounds are Kafka's defaults of group.streams.min/max.*.
 	{configdef.Def{Name: "streams.heartbeat.interval.ms", Scope: configdef.Group, Kind: configdef.Int, Default: "5000",
 		Doc: "Accepted and stored; streams groups are not served."}, constDef("5000"),
@@ -162,6 +174,9 @@ type ConfigEntry struct {
 // not a group by that ID exists. It is safe for concurrent use.
 type ConfigStore struct {
 	broker groupBounds // immutable after construction
+	// release is the Kafka release the broker is, "" for the newest; set
+	// before use (config_releases.go).
+	release string
 
 	mu        sync.Mutex                   // guards overrides
 	overrides map[string]map[string]string // group ID -> name -> value
@@ -191,7 +206,7 @@ func (s *ConfigStore) Replace(groupID string, values map[string]string, validate
 	}
 	next := make(map[string]string, len(values))
 	for k, v := range values {
-		if _, ok := findGroupConfig(k); !ok {
+		if _, ok := s.knownConfig(k); !ok {
 			return configError("Unknown group config name: " + k)
 		}
 		next[k] = v
@@ -242,6 +257,9 @@ func (s *ConfigStore) Describe(groupID string) []ConfigEntry {
 	set := s.overrides[groupID]
 	out := make([]ConfigEntry, 0, len(groupConfigs))
 	for _, d := range groupConfigs {
+		if !releaseHas(s.release, d.Name) {
+			continue
+		}
 		if v, ok := set[d.Name]; ok {
 			out = append(out, ConfigEntry{Name: d.Name, Value: v})
 		} else {
@@ -258,7 +276,10 @@ func (s *ConfigStore) Describe(groupID string) []ConfigEntry {
 func (s *ConfigStore) Share(groupID string) ShareGroupConfig {
 	s.mu.Lock()
 	set := s.overrides[groupID]
-	get := func(name string) (string, bool) { v, ok := set[name]; return v, ok }
+	// An override the release lacks (kept in a data directory a newer
+	// release wrote) is not applied: that release has no such config
+	// (group-config-release).
+	get := func(name string) (string, bool) { v, ok := set[name]; return v, ok && releaseHas(s.release, name) }
 	b := &s.broker
 	intOr := func(name string, def, lo, hi int32) int32 {
 		v, ok := get(name)

@@ -26,7 +26,7 @@ func (s *ConfigStore) Ensure(groupID string, configs map[string]string, validate
 	}
 	names := slices.Sorted(maps.Keys(configs))
 	for _, k := range names {
-		if _, ok := findGroupConfig(k); !ok {
+		if _, ok := s.knownConfig(k); !ok {
 			return false, configError("Unknown group config name: " + k)
 		}
 	}

@@ -23,7 +23,7 @@ func (s *ConfigStore) Alter(groupID string, ops []ConfigOp, validateOnly bool) e
 		next[k] = v
 	}
 	for _, op := range ops {
-		if _, ok := findGroupConfig(op.Name); !ok {
+		if _, ok := s.knownConfig(op.Name); !ok {
 			return configError("Unknown group config name: " + op.Name)
 		}
 		if op.Delete {

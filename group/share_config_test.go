@@ -275,7 +275,7 @@ func TestGroupConfigDescribeAndEffective(t *testing.T) {
 		t.Fatalf("empty name: %v", err)
 	}
 	names := GroupConfigNames()
-	if len(names) != 16 {
+	if len(names) != 22 { // 16, and KAFKA-20251's six (group-config-release)
 		t.Fatalf("%d names: %v", len(names), names)
 	}
 	def := s.Share("g")
@@ -352,5 +352,30 @@ func TestGroupConfigDescribeAndEffective(t *testing.T) {
 	s.Forget("g")
 	if s.Share("g") != wantDef {
 		t.Fatal("Forget kept overrides")
+	}
+}
+
+// TestGroupConfigReleaseKept: group-config-release. An override of a
+// Kafka 4.3 config kept from a 4.4 run (a data directory restored) is
+// neither described nor applied under 4.2, which has no such config, and
+// a name 4.2 lacks is refused there as unknown.
+func TestGroupConfigReleaseKept(t *testing.T) {
+	s := NewConfigStore(DefaultShareConfig())
+	s.Restore("g", map[string]string{"share.renew.acknowledge.enable": "false", "share.delivery.count.limit": "3"})
+	if c := s.Share("g"); c.RenewAcknowledgeEnable || c.DeliveryCountLimit != 3 {
+		t.Fatalf("under the newest release: %+v", c)
+	}
+	s.SetRelease("4.2")
+	if c := s.Share("g"); !c.RenewAcknowledgeEnable || c.DeliveryCountLimit != DefaultShareConfig().DeliveryCountLimit {
+		t.Fatalf("under 4.2 the 4.3 overrides applied: %+v", c)
+	}
+	for _, e := range s.Describe("g") {
+		if e.Name == "share.renew.acknowledge.enable" || e.Name == "share.delivery.count.limit" {
+			t.Errorf("4.2 describes %s", e.Name)
+		}
+	}
+	if err := s.Replace("h", map[string]string{"share.assignment.interval.ms": "0"}, false); !errors.Is(err, ErrInvalidConfig) ||
+		err.Error() != "Unknown group config name: share.assignment.interval.ms" {
+		t.Fatalf("a 4.3 name under 4.2: %v", err)
 	}
 }

@@ -109,7 +109,8 @@ func mirror(dst, src reflect.Value) {
 var stringListMirrors = []struct{ request, response, entry string }{
 	{"CoordinatorKeys", "Coordinators", "Key"}, // FindCoordinator v4+
 	{"TopicNames", "Topics", "Topic"},          // DeleteTopics v0-v5
-	{"Groups", "Groups", "Group"},              // DescribeGroups, ShareGroupDescribe
+	{"Groups", "Groups", "Group"},              // DescribeGroups, ConsumerGroupDescribe
+	{"GroupIDs", "Groups", "GroupID"},          // ShareGroupDescribe
 	{"Groups", "Results", "Group"},             // DeleteGroups
 }
 
