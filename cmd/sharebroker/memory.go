@@ -20,6 +20,16 @@ import (
 // bookkeeping lands on fresh pages that stay resident. Bounding the growth
 // to a few MB instead costs a cycle per few MB allocated, cheap for such a
 // heap, and keeps RSS near what the log holds.
+//
+// A cycle is cheap only while there is little to scan, though: what it
+// costs follows the pointer-ful heap, stacks and globals it marks, not the
+// live heap. With thousands of partitions each cycle marks about a dozen
+// pointer-ful objects per partition (log, chunk list, producer state,
+// share partition, ...), so a cycle per 2 MiB made GC a quarter of the
+// broker's CPU at 4096 partitions. The growth is therefore also at least
+// what the last cycle scanned: GC work per byte allocated stays bounded
+// whatever the partition count, while a heap of record chunks, which has
+// next to nothing to scan, keeps the tight bound.
 const (
 	// gcHeadroomMin is the least a heap may grow between cycles.
 	gcHeadroomMin = 2 << 20
@@ -29,15 +39,17 @@ const (
 	gcHeadroomShift = 4
 )
 
-// gcPercentFor returns the GOGC that lets a heap of live bytes grow by
-// max(gcHeadroomMin, live/16) before the next cycle (so never less than 6),
-// and never more than Go's default of 100: a small heap collects as it
-// always did.
-func gcPercentFor(live uint64) int {
+// gcPercentFor returns the GOGC that lets a heap of live bytes, whose last
+// cycle scanned scan bytes (runtime/metrics /gc/scan/total:bytes: the
+// pointer-ful part of the heap, stacks and globals), grow by
+// max(gcHeadroomMin, live/16, scan) before the next cycle (so never less
+// than 6), and never more than Go's default of 100: a small heap, or one
+// that is mostly pointers, collects as it always did.
+func gcPercentFor(live, scan uint64) int {
 	if live == 0 {
 		return 100
 	}
-	headroom := max(gcHeadroomMin, live>>gcHeadroomShift)
+	headroom := max(gcHeadroomMin, live>>gcHeadroomShift, min(scan, live))
 	return int(min(100, max(1, headroom*100/live)))
 }
 
@@ -45,15 +57,16 @@ func gcPercentFor(live uint64) int {
 // heap that cycle found, until the returned stop is called (which puts
 // back Go's default). When the user chose GOGC or GOMEMLIMIT their setting
 // wins: it does nothing, and returns a no-op and following false. onCycle,
-// if not nil, is told each live heap and the percent set (for tests).
+// if not nil, is told each live heap, scanned bytes and the percent set
+// (for tests).
 //
 // Only the CLI process calls it: GOGC is process-wide, and an embedded
 // broker must not change how its host's test process collects.
-func followLiveHeap(onCycle func(live uint64, percent int)) (stop func(), following bool) {
+func followLiveHeap(onCycle func(live, scan uint64, percent int)) (stop func(), following bool) {
 	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return func() {}, false
 	}
-	f := &heapFollower{onCycle: onCycle, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+	f := &heapFollower{onCycle: onCycle, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/total:bytes"}}}
 	f.arm()
 	return func() {
 		f.mu.Lock()
@@ -68,7 +81,7 @@ func followLiveHeap(onCycle func(live uint64, percent int)) (stop func(), follow
 // heapFollower is the state of followLiveHeap. Its cycle runs on a
 // goroutine of the runtime's; each run arms the next.
 type heapFollower struct {
-	onCycle func(live uint64, percent int)
+	onCycle func(live, scan uint64, percent int)
 
 	mu      sync.Mutex
 	sample  []metrics.Sample // guarded by mu
@@ -92,10 +105,11 @@ func (f *heapFollower) cycle() {
 	}
 	metrics.Read(f.sample)
 	live := f.sample[0].Value.Uint64()
-	percent := gcPercentFor(live)
+	scan := f.sample[1].Value.Uint64()
+	percent := gcPercentFor(live, scan)
 	debug.SetGCPercent(percent)
 	if f.onCycle != nil {
-		f.onCycle(live, percent)
+		f.onCycle(live, scan, percent)
 	}
 	f.arm()
 }

@@ -9,7 +9,7 @@ import (
 
 // Rule gc-headroom (docs/design.md, Memory): the heap may grow by
 // max(2 MiB, live/16) between GC cycles, and a small heap keeps Go's
-// default of 100.
+// default of 100. (A pointer-free heap: nothing to scan.)
 func TestGCPercentForBoundsHeapGrowth(t *testing.T) {
 	cases := []struct {
 		live uint64
@@ -26,8 +26,32 @@ func TestGCPercentForBoundsHeapGrowth(t *testing.T) {
 		{1 << 40, 6},     // no overflow
 	}
 	for _, tc := range cases {
-		if got := gcPercentFor(tc.live); got != tc.want {
+		if got := gcPercentFor(tc.live, 0); got != tc.want {
 			t.Errorf("gcPercentFor(%d) = %d, want %d", tc.live, got, tc.want)
+		}
+	}
+}
+
+// Rule gc-headroom: the heap may also grow by as much as the last cycle
+// scanned (pointer-ful heap, stacks, globals), so a heap of many small
+// pointer-ful objects (thousands of partitions) collects per byte
+// allocated in proportion to what a cycle costs; never past GOGC 100.
+func TestGCPercentForFollowsScannedBytes(t *testing.T) {
+	cases := []struct {
+		live, scan uint64
+		want       int
+	}{
+		{64 << 20, 0, 6},         // pointer-free: live/16
+		{64 << 20, 2 << 20, 6},   // scanning less than live/16 changes nothing
+		{64 << 20, 16 << 20, 25}, // a quarter of the heap to scan: grow by it
+		{64 << 20, 64 << 20, 100},
+		{64 << 20, 128 << 20, 100}, // stacks and globals past live: still 100
+		{20 << 20, 10 << 20, 50},   // past the 2 MiB floor too
+		{1 << 40, 1 << 38, 25},     // no overflow
+	}
+	for _, tc := range cases {
+		if got := gcPercentFor(tc.live, tc.scan); got != tc.want {
+			t.Errorf("gcPercentFor(%d, %d) = %d, want %d", tc.live, tc.scan, got, tc.want)
 		}
 	}
 }
@@ -38,13 +62,13 @@ func TestFollowLiveHeapSetsGOGCAfterEachCycle(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	type cycle struct {
-		live    uint64
-		percent int
+		live, scan uint64
+		percent    int
 	}
 	cycles := make(chan cycle, 16)
-	stop, following := followLiveHeap(func(live uint64, percent int) {
+	stop, following := followLiveHeap(func(live, scan uint64, percent int) {
 		select {
-		case cycles <- cycle{live, percent}:
+		case cycles <- cycle{live, scan, percent}:
 		default:
 		}
 	})
@@ -53,8 +77,13 @@ func TestFollowLiveHeapSetsGOGCAfterEachCycle(t *testing.T) {
 		t.Fatal("with GOGC and GOMEMLIMIT unset the CLI does not follow the heap")
 	}
 
-	// 64 MiB that stays live: the next cycles must find at least that.
-	held := make([]byte, 64<<20)
+	// 64 MiB that stays live, 16 MiB of it pointers the GC must scan:
+	// the next cycles must find at least that.
+	held := make([]byte, 48<<20)
+	pointers := make([]*byte, (16<<20)/8)
+	for i := range pointers {
+		pointers[i] = &held[i%len(held)]
+	}
 	deadline := time.After(10 * time.Second)
 	for {
 		runtime.GC()
@@ -63,13 +92,21 @@ func TestFollowLiveHeapSetsGOGCAfterEachCycle(t *testing.T) {
 			if c.live < 64<<20 {
 				continue // a cycle that began before held existed
 			}
-			if c.percent != gcPercentFor(c.live) {
-				t.Fatalf("live %d: set GOGC %d, want %d", c.live, c.percent, gcPercentFor(c.live))
+			if c.scan < 16<<20 {
+				t.Fatalf("live %d: the cycle scanned %d bytes, want at least the 16 MiB of pointers", c.live, c.scan)
+			}
+			if c.percent != gcPercentFor(c.live, c.scan) {
+				t.Fatalf("live %d, scan %d: set GOGC %d, want %d", c.live, c.scan, c.percent, gcPercentFor(c.live, c.scan))
+			}
+			// live/16 alone would be 6: the scanned pointers lift it.
+			if c.percent < 20 {
+				t.Fatalf("live %d, scan %d: GOGC %d, want at least 20 (headroom follows what the GC scans)", c.live, c.scan, c.percent)
 			}
 			if got := debug.SetGCPercent(c.percent); got != c.percent {
 				t.Fatalf("GOGC is %d after the cycle, want %d", got, c.percent)
 			}
 			runtime.KeepAlive(held)
+			runtime.KeepAlive(pointers)
 			stop()
 			if got := debug.SetGCPercent(100); got != 100 {
 				t.Fatalf("GOGC after stop = %d, want 100", got)
@@ -89,7 +126,7 @@ func TestFollowLiveHeapLeavesUserSettingAlone(t *testing.T) {
 			t.Setenv("GOGC", "")
 			t.Setenv("GOMEMLIMIT", "")
 			t.Setenv(env, "200")
-			stop, following := followLiveHeap(func(uint64, int) {
+			stop, following := followLiveHeap(func(uint64, uint64, int) {
 				t.Errorf("with %s set the CLI still followed the heap", env)
 			})
 			defer stop()
