@@ -1,9 +1,7 @@
 package broker_test
 
 import (
-	"context"
 	"testing"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -23,8 +21,6 @@ import (
 func TestGroupConfigExact(t *testing.T) {
 	// Bounds that let a session timeout fall to a heartbeat interval.
 	_, addr := startBroker(t, broker.Config{Props: map[string]string{"group.share.min.session.timeout.ms": "10000"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(addr))
 	if err != nil {
 		t.Fatal(err)
@@ -35,25 +31,11 @@ func TestGroupConfigExact(t *testing.T) {
 	// and returns the resource's answer.
 	alter := func(g string, kv ...string) (int16, string) {
 		t.Helper()
-		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, g
+		var ops []configOp
 		for i := 0; i < len(kv); i += 2 {
-			c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-			c.Name, c.Op, c.Value = kv[i], kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr(kv[i+1])
-			rr.Configs = append(rr.Configs, c)
+			ops = append(ops, configOp{kmsg.IncrementalAlterConfigOpSet, kv[i], kv[i+1]})
 		}
-		req.Resources = append(req.Resources, rr)
-		resp, err := req.RequestWith(ctx, cl)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := resp.Resources[0]
-		msg := ""
-		if r.ErrorMessage != nil {
-			msg = *r.ErrorMessage
-		}
-		return r.ErrorCode, msg
+		return incrementalAlter(t, cl, kmsg.ConfigResourceTypeGroupConfig, g, ops...)
 	}
 
 	const resetHelp = "The value must be either 'earliest', 'latest' or of the format 'by_duration:<PnDTnHnMn.nS.>'."

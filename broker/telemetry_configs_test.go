@@ -18,8 +18,8 @@ import (
 	"github.com/sharebroker/sharebroker/internal/testbroker"
 )
 
-// clientMetricsOp is one IncrementalAlterConfigs operation.
-type clientMetricsOp struct {
+// configOp is one IncrementalAlterConfigs operation on a config resource.
+type configOp struct {
 	op    kmsg.IncrementalAlterConfigOp
 	name  string
 	value string
@@ -27,11 +27,18 @@ type clientMetricsOp struct {
 
 // alterClientMetrics sends IncrementalAlterConfigs for one CLIENT_METRICS
 // resource through a real client and returns its code and message.
-func alterClientMetrics(t *testing.T, cl *kgo.Client, name string, ops ...clientMetricsOp) (int16, string) {
+func alterClientMetrics(t *testing.T, cl *kgo.Client, name string, ops ...configOp) (int16, string) {
+	t.Helper()
+	return incrementalAlter(t, cl, kmsg.ConfigResourceTypeClientMetrics, name, ops...)
+}
+
+// incrementalAlter sends IncrementalAlterConfigs for one resource through
+// a real client and returns its code and message.
+func incrementalAlter(t *testing.T, cl *kgo.Client, typ kmsg.ConfigResourceType, name string, ops ...configOp) (int16, string) {
 	t.Helper()
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeClientMetrics, name
+	rr.ResourceType, rr.ResourceName = typ, name
 	for _, o := range ops {
 		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
 		c.Op, c.Name, c.Value = o.op, o.name, kmsg.StringPtr(o.value)
@@ -99,7 +106,7 @@ func TestTelemetrySubscriptionConfigs(t *testing.T) {
 
 	// A subscription for another client does not reach this one, but the
 	// default subscription is gone: a subscription now exists.
-	if code, msg := alterClientMetrics(t, cl, "others", clientMetricsOp{set, "metrics", "*"}, clientMetricsOp{set, "match", "client_id=someone-else"}); code != 0 {
+	if code, msg := alterClientMetrics(t, cl, "others", configOp{set, "metrics", "*"}, configOp{set, "match", "client_id=someone-else"}); code != 0 {
 		t.Fatalf("alter others: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	none := e.get(id) // at once: the subscriptions changed
@@ -108,9 +115,9 @@ func TestTelemetrySubscriptionConfigs(t *testing.T) {
 	}
 
 	if code, msg := alterClientMetrics(t, cl, "mine",
-		clientMetricsOp{set, "metrics", "org.apache.kafka.producer., org.apache.kafka.consumer."},
-		clientMetricsOp{set, "interval.ms", "2000"},
-		clientMetricsOp{set, "match", "client_id=raw-.*, client_software_name=unknown"}); code != 0 {
+		configOp{set, "metrics", "org.apache.kafka.producer., org.apache.kafka.consumer."},
+		configOp{set, "interval.ms", "2000"},
+		configOp{set, "match", "client_id=raw-.*, client_software_name=unknown"}); code != 0 {
 		t.Fatalf("alter mine: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	mine := e.get(id)
@@ -133,10 +140,10 @@ func TestTelemetrySubscriptionConfigs(t *testing.T) {
 	}
 
 	// SUBTRACT and APPEND work on the lists.
-	if code, msg := alterClientMetrics(t, cl, "mine", clientMetricsOp{subtract, "metrics", "org.apache.kafka.consumer."}); code != 0 {
+	if code, msg := alterClientMetrics(t, cl, "mine", configOp{subtract, "metrics", "org.apache.kafka.consumer."}); code != 0 {
 		t.Fatalf("subtract: %v %s", kerr.ErrorForCode(code), msg)
 	}
-	if code, msg := alterClientMetrics(t, cl, "mine", clientMetricsOp{appendOp, "metrics", "org.apache.kafka.admin."}); code != 0 {
+	if code, msg := alterClientMetrics(t, cl, "mine", configOp{appendOp, "metrics", "org.apache.kafka.admin."}); code != 0 {
 		t.Fatalf("append: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	if c := describeClientMetrics(t, cl, "mine")["metrics"]; *c.Value != "org.apache.kafka.producer.,org.apache.kafka.admin." {
@@ -163,7 +170,7 @@ func TestTelemetrySubscriptionConfigs(t *testing.T) {
 
 	// Deleting every config deletes the subscription.
 	for _, name := range []string{"others", "mine"} {
-		if code, msg := alterClientMetrics(t, cl, name, clientMetricsOp{del, "metrics", ""}, clientMetricsOp{del, "interval.ms", ""}, clientMetricsOp{del, "match", ""}); code != 0 {
+		if code, msg := alterClientMetrics(t, cl, name, configOp{del, "metrics", ""}, configOp{del, "interval.ms", ""}, configOp{del, "match", ""}); code != 0 {
 			t.Fatalf("delete %s: %v %s", name, kerr.ErrorForCode(code), msg)
 		}
 	}
@@ -184,23 +191,23 @@ func TestTelemetrySubscriptionConfigErrors(t *testing.T) {
 	defer cl.Close()
 	for _, c := range []struct {
 		name string
-		ops  []clientMetricsOp
+		ops  []configOp
 		want *kerr.Error
 		msg  string
 	}{
-		{"", []clientMetricsOp{{set, "metrics", "*"}}, kerr.InvalidRequest, "Subscription name can't be empty"},
-		{"s", []clientMetricsOp{{set, "color", "blue"}}, kerr.InvalidRequest, "Unknown client metrics configuration: color"},
-		{"s", []clientMetricsOp{{set, "interval.ms", "99"}}, kerr.InvalidRequest, "Invalid value 99 for interval.ms, interval must be between 100 and 3600000 (1 hour)"},
-		{"s", []clientMetricsOp{{set, "interval.ms", "3600001"}}, kerr.InvalidRequest, "Invalid value 3600001 for interval.ms, interval must be between 100 and 3600000 (1 hour)"},
-		{"s", []clientMetricsOp{{set, "interval.ms", "soon"}}, kerr.InvalidConfig, "Invalid value soon for configuration interval.ms: Not a number of type INT"},
-		{"s", []clientMetricsOp{{set, "match", "client_color=red"}}, kerr.InvalidConfig, "Illegal client matching pattern: client_color=red"},
-		{"s", []clientMetricsOp{{set, "match", "client_id"}}, kerr.InvalidConfig, "Illegal client matching pattern: client_id"},
-		{"s", []clientMetricsOp{{set, "match", "=client_id"}}, kerr.InvalidConfig, "Illegal client matching pattern: =client_id"},
-		{"s", []clientMetricsOp{{set, "match", "client_id=(unclosed"}}, kerr.InvalidConfig, "Illegal client matching pattern: client_id=(unclosed"},
+		{"", []configOp{{set, "metrics", "*"}}, kerr.InvalidRequest, "Subscription name can't be empty"},
+		{"s", []configOp{{set, "color", "blue"}}, kerr.InvalidRequest, "Unknown client metrics configuration: color"},
+		{"s", []configOp{{set, "interval.ms", "99"}}, kerr.InvalidRequest, "Invalid value 99 for interval.ms, interval must be between 100 and 3600000 (1 hour)"},
+		{"s", []configOp{{set, "interval.ms", "3600001"}}, kerr.InvalidRequest, "Invalid value 3600001 for interval.ms, interval must be between 100 and 3600000 (1 hour)"},
+		{"s", []configOp{{set, "interval.ms", "soon"}}, kerr.InvalidConfig, "Invalid value soon for configuration interval.ms: Not a number of type INT"},
+		{"s", []configOp{{set, "match", "client_color=red"}}, kerr.InvalidConfig, "Illegal client matching pattern: client_color=red"},
+		{"s", []configOp{{set, "match", "client_id"}}, kerr.InvalidConfig, "Illegal client matching pattern: client_id"},
+		{"s", []configOp{{set, "match", "=client_id"}}, kerr.InvalidConfig, "Illegal client matching pattern: =client_id"},
+		{"s", []configOp{{set, "match", "client_id=(unclosed"}}, kerr.InvalidConfig, "Illegal client matching pattern: client_id=(unclosed"},
 		// ConfigurationControlManager.incrementalAlterConfigResource refuses
 		// APPEND and SUBTRACT on anything but a LIST, an unknown name too.
-		{"s", []clientMetricsOp{{appendOp, "interval.ms", "5"}}, kerr.InvalidConfig, "Can't APPEND to key interval.ms because its type is not LIST."},
-		{"s", []clientMetricsOp{{subtract, "color", "red"}}, kerr.InvalidConfig, "Can't SUBTRACT to key color because its type is not LIST."},
+		{"s", []configOp{{appendOp, "interval.ms", "5"}}, kerr.InvalidConfig, "Can't APPEND to key interval.ms because its type is not LIST."},
+		{"s", []configOp{{subtract, "color", "red"}}, kerr.InvalidConfig, "Can't SUBTRACT to key color because its type is not LIST."},
 	} {
 		// The message is Kafka's word for word, nothing before or after it.
 		code, msg := alterClientMetrics(t, cl, c.name, c.ops...)
@@ -230,7 +237,7 @@ func TestTelemetryListConfigResources(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, n := range []string{"sub-b", "sub-a"} {
-		if code, msg := alterClientMetrics(t, cl, n, clientMetricsOp{set, "metrics", "*"}); code != 0 {
+		if code, msg := alterClientMetrics(t, cl, n, configOp{set, "metrics", "*"}); code != 0 {
 			t.Fatalf("%s: %v %s", n, kerr.ErrorForCode(code), msg)
 		}
 	}
@@ -281,11 +288,11 @@ func TestTelemetrySubscriptionsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"kept", "gone"} {
-		if code, msg := alterClientMetrics(t, cl1, n, clientMetricsOp{set, "metrics", "org.apache.kafka.producer."}, clientMetricsOp{set, "interval.ms", "1000"}); code != 0 {
+		if code, msg := alterClientMetrics(t, cl1, n, configOp{set, "metrics", "org.apache.kafka.producer."}, configOp{set, "interval.ms", "1000"}); code != 0 {
 			t.Fatalf("%s: %v %s", n, kerr.ErrorForCode(code), msg)
 		}
 	}
-	if code, msg := alterClientMetrics(t, cl1, "gone", clientMetricsOp{del, "metrics", ""}, clientMetricsOp{del, "interval.ms", ""}); code != 0 {
+	if code, msg := alterClientMetrics(t, cl1, "gone", configOp{del, "metrics", ""}, configOp{del, "interval.ms", ""}); code != 0 {
 		t.Fatalf("delete: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	cl1.Close()
@@ -326,7 +333,7 @@ func TestTelemetryACLs(t *testing.T) {
 	if listed, err := kadm.NewClient(bob).ListConfigResources(ctx); !errors.Is(err, kerr.ClusterAuthorizationFailed) {
 		t.Fatalf("ListConfigResources without DESCRIBE_CONFIGS: %v %v", listed, err)
 	}
-	if code, _ := alterClientMetrics(t, bob, "s", clientMetricsOp{set, "metrics", "*"}); code != kerr.ClusterAuthorizationFailed.Code {
+	if code, _ := alterClientMetrics(t, bob, "s", configOp{set, "metrics", "*"}); code != kerr.ClusterAuthorizationFailed.Code {
 		t.Fatalf("alter CLIENT_METRICS without ALTER_CONFIGS: %v", kerr.ErrorForCode(code))
 	}
 	get := kmsg.NewPtrGetTelemetrySubscriptionsRequest()
@@ -334,7 +341,7 @@ func TestTelemetryACLs(t *testing.T) {
 		t.Fatalf("GetTelemetrySubscriptions with no ACL: %v %+v", err, resp)
 	}
 	ab.grant(t, kadm.NewACLs().Allow("User:CN=bob").AllowHosts().Clusters().Operations(kadm.OpDescribeConfigs, kadm.OpAlterConfigs))
-	if code, msg := alterClientMetrics(t, bob, "s", clientMetricsOp{set, "metrics", "*"}); code != 0 {
+	if code, msg := alterClientMetrics(t, bob, "s", configOp{set, "metrics", "*"}); code != 0 {
 		t.Fatalf("alter CLIENT_METRICS with ALTER_CONFIGS: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	listed, err := kadm.NewClient(bob).ListConfigResources(ctx, kadm.ConfigResourceClientMetrics)

@@ -53,7 +53,7 @@ func TestTelemetryMatchEqualsInRegex(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if code, msg := alterClientMetrics(t, cl, "eq", clientMetricsOp{set, "match", "client_id=foo=bar"}, clientMetricsOp{set, "metrics", "org.apache.kafka.eq"}); code != 0 {
+	if code, msg := alterClientMetrics(t, cl, "eq", configOp{set, "match", "client_id=foo=bar"}, configOp{set, "metrics", "org.apache.kafka.eq"}); code != 0 {
 		t.Fatalf("match client_id=foo=bar: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	if v := describeClientMetrics(t, cl, "eq")["match"]; v.Value == nil || *v.Value != "client_id=foo=bar" {
@@ -61,7 +61,7 @@ func TestTelemetryMatchEqualsInRegex(t *testing.T) {
 	}
 	// Only the first '=' splits, so an empty expression is one: it
 	// matches the empty client ID.
-	if code, msg := alterClientMetrics(t, cl, "empty", clientMetricsOp{set, "match", "client_id="}, clientMetricsOp{set, "metrics", "org.apache.kafka.x"}); code != 0 {
+	if code, msg := alterClientMetrics(t, cl, "empty", configOp{set, "match", "client_id="}, configOp{set, "metrics", "org.apache.kafka.x"}); code != 0 {
 		t.Errorf("match client_id=: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	// The selector matches the whole client ID "foo=bar", and a client
@@ -96,10 +96,10 @@ func TestTelemetryDeleteUnsetConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if code, msg := alterClientMetrics(t, cl, "sub", clientMetricsOp{set, "metrics", "org.apache.kafka.a"}); code != 0 {
+	if code, msg := alterClientMetrics(t, cl, "sub", configOp{set, "metrics", "org.apache.kafka.a"}); code != 0 {
 		t.Fatalf("set: %v %s", kerr.ErrorForCode(code), msg)
 	}
-	if code, msg := alterClientMetrics(t, cl, "sub", clientMetricsOp{del, "color", ""}, clientMetricsOp{del, "interval.ms", ""}); code != 0 || msg != "" {
+	if code, msg := alterClientMetrics(t, cl, "sub", configOp{del, "color", ""}, configOp{del, "interval.ms", ""}); code != 0 || msg != "" {
 		t.Errorf("delete of unset configs: %v %q, want no error", kerr.ErrorForCode(code), msg)
 	}
 	if v := describeClientMetrics(t, cl, "sub")["metrics"]; v.Value == nil || *v.Value != "org.apache.kafka.a" {
@@ -153,7 +153,7 @@ func TestTelemetryMatchIPv6SourceAddress(t *testing.T) {
 	}
 	defer cl.Close()
 	for name, addr := range map[string]string{"java": "0:0:0:0:0:0:0:1", "go": "::1"} {
-		if code, msg := alterClientMetrics(t, cl, name, clientMetricsOp{set, "match", "client_source_address=" + addr}, clientMetricsOp{set, "metrics", "org.apache.kafka." + name}); code != 0 {
+		if code, msg := alterClientMetrics(t, cl, name, configOp{set, "match", "client_source_address=" + addr}, configOp{set, "metrics", "org.apache.kafka." + name}); code != 0 {
 			t.Fatalf("%s: %v %s", name, kerr.ErrorForCode(code), msg)
 		}
 	}
@@ -180,7 +180,7 @@ func TestTelemetryDescribeFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	if code, msg := alterClientMetrics(t, cl, "set", clientMetricsOp{set, "interval.ms", "1000"}); code != 0 {
+	if code, msg := alterClientMetrics(t, cl, "set", configOp{set, "interval.ms", "1000"}); code != 0 {
 		t.Fatalf("set: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	wantType := map[string]kmsg.ConfigType{"metrics": kmsg.ConfigTypeList, "interval.ms": kmsg.ConfigTypeInt, "match": kmsg.ConfigTypeList}
@@ -234,7 +234,7 @@ func TestTelemetryTwoPushesAfterSubscriptionChange(t *testing.T) {
 	}
 	defer cl.Close()
 	sub := e.get([16]byte{})
-	if code, msg := alterClientMetrics(t, cl, "s", clientMetricsOp{set, "metrics", "org.apache.kafka.x"}); code != 0 {
+	if code, msg := alterClientMetrics(t, cl, "s", configOp{set, "metrics", "org.apache.kafka.x"}); code != 0 {
 		t.Fatalf("set: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	wantTelemetryCode(t, "first push with the old ID", e.push(sub.ClientInstanceID, sub.SubscriptionID, false, 0, []byte("a")), kerr.UnknownSubscriptionID)

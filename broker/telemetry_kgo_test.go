@@ -124,9 +124,9 @@ func TestTelemetryKgoSubscription(t *testing.T) {
 	}
 	defer adm.Close()
 	if code, msg := alterClientMetrics(t, adm, "kgo-producers",
-		clientMetricsOp{set, "metrics", "org.apache.kafka.producer."},
-		clientMetricsOp{set, "interval.ms", "1000"},
-		clientMetricsOp{set, "match", "client_id=kgo-sub, client_software_name=kgo"}); code != 0 {
+		configOp{set, "metrics", "org.apache.kafka.producer."},
+		configOp{set, "interval.ms", "1000"},
+		configOp{set, "match", "client_id=kgo-sub, client_software_name=kgo"}); code != 0 {
 		t.Fatalf("subscription: %v %s", kerr.ErrorForCode(code), msg)
 	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(b.Addr), kgo.ClientID("kgo-sub"))

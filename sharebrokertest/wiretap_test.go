@@ -169,15 +169,7 @@ type tapConn struct {
 func (c *tapConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
 	c.mu.Lock()
-	c.out = append(c.out, b[:n]...)
-	for {
-		frame, rest, ok := nextFrame(c.out)
-		if !ok {
-			break
-		}
-		c.request(frame)
-		c.out = rest
-	}
+	c.out = eachFrame(append(c.out, b[:n]...), c.request)
 	c.mu.Unlock()
 	return n, err
 }
@@ -185,17 +177,22 @@ func (c *tapConn) Write(b []byte) (int, error) {
 func (c *tapConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	c.mu.Lock()
-	c.in = append(c.in, b[:n]...)
-	for {
-		frame, rest, ok := nextFrame(c.in)
-		if !ok {
-			break
-		}
-		c.response(frame)
-		c.in = rest
-	}
+	c.in = eachFrame(append(c.in, b[:n]...), c.response)
 	c.mu.Unlock()
 	return n, err
+}
+
+// eachFrame hands every whole frame at the start of buf to decode and
+// returns the bytes of the frame not yet whole.
+func eachFrame(buf []byte, decode func(frame []byte)) []byte {
+	for {
+		frame, rest, ok := nextFrame(buf)
+		if !ok {
+			return buf
+		}
+		decode(frame)
+		buf = rest
+	}
 }
 
 func (c *tapConn) Close() error {
