@@ -108,28 +108,47 @@ func validateRenewFetch(req *kmsg.ShareFetchRequest) error {
 	return nil
 }
 
+// fetchAckBatches and ackRequestAckBatches convert a partition's
+// acknowledgement batches with two allocations, whatever their number:
+// the batches and one array holding every batch's types
+// (**share-ack-batches-allocations**, docs/share-groups.md §2.13). At
+// thousands of partitions an answer's records come from many partitions,
+// each acknowledged with its own batches, and an allocation per batch
+// was one of the costs that grew with the partition count (issue 22).
 func fetchAckBatches(in []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch) []sharepartition.AckBatch {
+	n := 0
+	for _, b := range in {
+		n += len(b.AcknowledgeTypes)
+	}
 	out := make([]sharepartition.AckBatch, len(in))
+	types := make([]sharepartition.AckType, 0, n)
 	for i, b := range in {
-		out[i] = ackBatch(b.FirstOffset, b.LastOffset, b.AcknowledgeTypes)
+		out[i], types = ackBatch(b.FirstOffset, b.LastOffset, b.AcknowledgeTypes, types)
 	}
 	return out
 }
 
 func ackRequestAckBatches(in []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch) []sharepartition.AckBatch {
+	n := 0
+	for _, b := range in {
+		n += len(b.AcknowledgeTypes)
+	}
 	out := make([]sharepartition.AckBatch, len(in))
+	types := make([]sharepartition.AckType, 0, n)
 	for i, b := range in {
-		out[i] = ackBatch(b.FirstOffset, b.LastOffset, b.AcknowledgeTypes)
+		out[i], types = ackBatch(b.FirstOffset, b.LastOffset, b.AcknowledgeTypes, types)
 	}
 	return out
 }
 
 // ackBatch converts one batch; the wire's acknowledge types are
-// sharepartition's AckType values.
-func ackBatch(first, last int64, types []int8) sharepartition.AckBatch {
-	out := make([]sharepartition.AckType, len(types))
-	for i, t := range types {
-		out[i] = sharepartition.AckType(t)
+// sharepartition's AckType values. They are appended to buf (sized for
+// every batch of the partition), and the batch keeps its own part of it,
+// capped so no later append reaches into it.
+func ackBatch(first, last int64, types []int8, buf []sharepartition.AckType) (sharepartition.AckBatch, []sharepartition.AckType) {
+	start := len(buf)
+	for _, t := range types {
+		buf = append(buf, sharepartition.AckType(t))
 	}
-	return sharepartition.AckBatch{FirstOffset: first, LastOffset: last, Types: out}
+	return sharepartition.AckBatch{FirstOffset: first, LastOffset: last, Types: buf[start:len(buf):len(buf)]}, buf
 }

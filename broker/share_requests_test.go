@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sharebroker/sharebroker/sharepartition"
 )
 
 func TestValidateShareMemberID(t *testing.T) {
@@ -46,5 +48,56 @@ func TestValidateRenewFetch(t *testing.T) {
 	req.BatchSize, req.ShareAcquireMode = 500, 1 // not checked, as in Kafka
 	if err := validateRenewFetch(req); err != nil {
 		t.Fatalf("renew fetch with zero limits: %v", err)
+	}
+}
+
+// TestShareAckBatchesAllocations pins share-ack-batches-allocations: a
+// partition's acknowledgement batches convert with two allocations however
+// many there are, each batch keeps its own types (an append to one does
+// not reach the next), and the conversion is unchanged.
+func TestShareAckBatchesAllocations(t *testing.T) {
+	var in []kmsg.ShareFetchRequestTopicPartitionAcknowledgementBatch
+	var inAck []kmsg.ShareAcknowledgeRequestTopicPartitionAcknowledgementBatch
+	for i := range int64(11) {
+		types := []int8{1}
+		if i%3 == 2 {
+			types = []int8{1, 2, 3, 0}
+		}
+		b := kmsg.NewShareFetchRequestTopicPartitionAcknowledgementBatch()
+		b.FirstOffset, b.LastOffset, b.AcknowledgeTypes = i*10, i*10+int64(len(types))-1, types
+		if len(types) == 1 {
+			b.LastOffset = i*10 + 5
+		}
+		in = append(in, b)
+		a := kmsg.NewShareAcknowledgeRequestTopicPartitionAcknowledgementBatch()
+		a.FirstOffset, a.LastOffset, a.AcknowledgeTypes = b.FirstOffset, b.LastOffset, b.AcknowledgeTypes
+		inAck = append(inAck, a)
+	}
+	for name, conv := range map[string]func() []sharepartition.AckBatch{
+		"ShareFetch":       func() []sharepartition.AckBatch { return fetchAckBatches(in) },
+		"ShareAcknowledge": func() []sharepartition.AckBatch { return ackRequestAckBatches(inAck) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			out := conv()
+			if len(out) != len(in) {
+				t.Fatalf("%d batches, want %d", len(out), len(in))
+			}
+			for i, b := range out {
+				if b.FirstOffset != in[i].FirstOffset || b.LastOffset != in[i].LastOffset || len(b.Types) != len(in[i].AcknowledgeTypes) || cap(b.Types) != len(b.Types) {
+					t.Fatalf("batch %d: %+v (cap %d) from %+v", i, b, cap(b.Types), in[i])
+				}
+				for j, ty := range b.Types {
+					if int8(ty) != in[i].AcknowledgeTypes[j] {
+						t.Fatalf("batch %d type %d: %d, want %d", i, j, ty, in[i].AcknowledgeTypes[j])
+					}
+				}
+			}
+			if n := testing.AllocsPerRun(100, func() { conv() }); n > 2 {
+				t.Errorf("%v allocations for %d batches, want at most 2", n, len(in))
+			}
+		})
+	}
+	if out := fetchAckBatches(nil); len(out) != 0 {
+		t.Errorf("no batches: %+v", out)
 	}
 }

@@ -177,6 +177,11 @@ func (a *acquisition) emit(first, last int64, count int16, merge bool) {
 		a.out[n-1].LastOffset = last
 		return
 	}
+	if a.out == nil {
+		// Usually a range per log batch at most: one allocation instead
+		// of one per doubling (share-fetch-per-partition-allocations).
+		a.out = make([]AcquiredRange, 0, len(a.req.Batches))
+	}
 	a.out = append(a.out, AcquiredRange{first, last, count})
 }
 

@@ -89,6 +89,11 @@ type fetchWork struct {
 	afterLook func(TopicPartition)
 	unwatchFn func()
 	readBuf   *storage.ReadBuffer // nil: each read makes its own buffer
+	// logBatches is acquireFrom's buffer for the batches it hands the
+	// share partition, which keeps none of them past Acquire: one
+	// allocation per request rather than one per partition that gave
+	// records (**share-fetch-per-partition-allocations**).
+	logBatches []sharepartition.LogBatch
 }
 
 // resolvedPartition is a session partition as an attempt found it; t and
@@ -407,7 +412,11 @@ func (f *fetchWork) acquireOnce() (acquired, failed bool) {
 		}
 		f.ready.restore(w)
 		a := f.sessionAnswer(w)
-		a.Ranges = append(a.Ranges, got...)
+		if a.Ranges == nil {
+			a.Ranges = got // Acquire's own slice: no copy (share-fetch-per-partition-allocations)
+		} else {
+			a.Ranges = append(a.Ranges, got...)
+		}
 		a.Records = r.log.ReadRangeInto(a.Ranges[0].FirstOffset, a.Ranges[len(a.Ranges)-1].LastOffset, f.readBuf)
 		for _, rg := range got {
 			remaining -= rg.LastOffset - rg.FirstOffset + 1
@@ -440,10 +449,11 @@ func (f *fetchWork) acquireFrom(r resolvedPartition, sp *sharepartition.SharePar
 		// two reads): nothing to acquire this pass.
 		return nil, nil
 	}
-	batches := make([]sharepartition.LogBatch, len(stored))
-	for i, s := range stored {
-		batches[i] = sharepartition.LogBatch{BaseOffset: s.BaseOffset, LastOffset: s.LastOffset, Control: s.Control, Aborted: s.Aborted}
+	batches := f.logBatches[:0]
+	for _, s := range stored {
+		batches = append(batches, sharepartition.LogBatch{BaseOffset: s.BaseOffset, LastOffset: s.LastOffset, Control: s.Control, Aborted: s.Aborted})
 	}
+	f.logBatches = batches
 	return sp.Acquire(sharepartition.AcquireRequest{
 		Member:      f.key.Member,
 		FetchOffset: next,
