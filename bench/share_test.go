@@ -302,26 +302,32 @@ func (c *countingConn) Read(p []byte) (int, error) {
 // IncrementalAlterConfigs; both peers accept the share.* group configs.
 func setShareGroupConfig(tb testing.TB, addr, group string, kv ...string) {
 	tb.Helper()
+	setConfigs(tb, addr, kmsg.ConfigResourceTypeGroupConfig, group, kv...)
+}
+
+// setConfigs sets configs (name, value pairs) of one resource through
+// IncrementalAlterConfigs, failing tb on any error.
+func setConfigs(tb testing.TB, addr string, typ kmsg.ConfigResourceType, name string, kv ...string) {
+	tb.Helper()
 	cl := newClient(tb, addr)
 	defer cl.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeGroupConfig, group
+	rr.ResourceType, rr.ResourceName = typ, name
 	for i := 0; i+1 < len(kv); i += 2 {
 		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		value := kv[i+1]
-		c.Name, c.Op, c.Value = kv[i], kmsg.IncrementalAlterConfigOpSet, &value
+		c.Name, c.Op, c.Value = kv[i], kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr(kv[i+1])
 		rr.Configs = append(rr.Configs, c)
 	}
 	req.Resources = append(req.Resources, rr)
 	resp, err := req.RequestWith(ctx, cl)
 	if err != nil {
-		tb.Fatalf("set group config %v on %s: %v", kv, group, err)
+		tb.Fatalf("set configs %v on %v %s: %v", kv, typ, name, err)
 	}
 	if code := resp.Resources[0].ErrorCode; code != 0 {
-		tb.Fatalf("set group config %v on %s: error code %d", kv, group, code)
+		tb.Fatalf("set configs %v on %v %s: error code %d", kv, typ, name, code)
 	}
 }
 

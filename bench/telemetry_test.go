@@ -88,23 +88,7 @@ func benchTelemetry(b *testing.B, on bool) {
 // metrics whose names begin with prefix, pushed every intervalMs.
 func subscribeClientMetrics(tb testing.TB, addr, prefix string, intervalMs int) {
 	tb.Helper()
-	cl := newClient(tb, addr)
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
-	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeClientMetrics, "bench"
-	for k, v := range map[string]string{"metrics": prefix, "interval.ms": strconv.Itoa(intervalMs)} {
-		c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
-		c.Name, c.Op, c.Value = k, kmsg.IncrementalAlterConfigOpSet, kmsg.StringPtr(v)
-		rr.Configs = append(rr.Configs, c)
-	}
-	req.Resources = append(req.Resources, rr)
-	resp, err := req.RequestWith(ctx, cl)
-	if err != nil || resp.Resources[0].ErrorCode != 0 {
-		tb.Fatalf("CLIENT_METRICS subscription: %v %+v", err, resp)
-	}
+	setConfigs(tb, addr, kmsg.ConfigResourceTypeClientMetrics, "bench", "metrics", prefix, "interval.ms", strconv.Itoa(intervalMs))
 }
 
 // acceptedPushes is the PushTelemetry requests the broker at httpAddr
