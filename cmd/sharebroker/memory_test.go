@@ -85,15 +85,18 @@ func TestFollowLiveHeapSetsGOGCAfterEachCycle(t *testing.T) {
 		pointers[i] = &held[i%len(held)]
 	}
 	deadline := time.After(10 * time.Second)
+	var last cycle
 	for {
 		runtime.GC()
 		select {
 		case c := <-cycles:
-			if c.live < 64<<20 {
-				continue // a cycle that began before held existed
-			}
-			if c.scan < 16<<20 {
-				t.Fatalf("live %d: the cycle scanned %d bytes, want at least the 16 MiB of pointers", c.live, c.scan)
+			// A report may come from a cycle that ran before held and
+			// pointers existed (the hook runs after the cycle, on a
+			// goroutine of the runtime's, and the package's other tests
+			// keep a heap of their own, so live alone cannot tell).
+			last = c
+			if c.live < 64<<20 || c.scan < 16<<20 {
+				continue
 			}
 			if c.percent != gcPercentFor(c.live, c.scan) {
 				t.Fatalf("live %d, scan %d: set GOGC %d, want %d", c.live, c.scan, c.percent, gcPercentFor(c.live, c.scan))
@@ -113,7 +116,7 @@ func TestFollowLiveHeapSetsGOGCAfterEachCycle(t *testing.T) {
 			}
 			return
 		case <-deadline:
-			t.Fatal("no GC cycle reported a live heap of 64 MiB within 10 s")
+			t.Fatalf("no GC cycle reported a live heap of 64 MiB with the 16 MiB of pointers scanned within 10 s; the last: live %d, scanned %d", last.live, last.scan)
 		}
 	}
 }
