@@ -13,7 +13,6 @@ import (
 
 	"github.com/sharebroker/sharebroker/internal/rawconn"
 	"github.com/sharebroker/sharebroker/sharebrokertest"
-	"github.com/sharebroker/sharebroker/telemetry"
 )
 
 // TestTelemetryPushFromUnknownInstance: a push naming an instance the
@@ -25,18 +24,11 @@ import (
 // testGetTelemetrySameClientImmediateRetryAfterPushFail;
 // telemetry-instance-id, telemetry-throttle).
 func TestTelemetryPushFromUnknownInstance(t *testing.T) {
-	forgotten := make(chan telemetry.Client, 4)
-	b := sharebrokertest.Start(t, sharebrokertest.WithTelemetry(telemetry.Hooks{
-		Forgotten: func(c telemetry.Client, _ time.Time) { forgotten <- c },
-	}))
-	first := &telemetryEnv{b: b, c: rawconn.Dial(t, b.Addr)}
+	first := startTelemetry(t)
 	sub := first.get([16]byte{})
 	first.c.NC.Close()
-	select {
-	case <-forgotten:
-	case <-time.After(5 * time.Second):
-		t.Fatal("instance not forgotten when its connection closed")
-	}
+	first.p.waitForgotten(t, sub.ClientInstanceID, "when its connection closed")
+	b := first.b
 	second := &telemetryEnv{b: b, c: rawconn.Dial(t, b.Addr)}
 	wantTelemetryCode(t, "push of a forgotten instance", second.push(sub.ClientInstanceID, sub.SubscriptionID, false, 0, nil), nil0)
 	wantTelemetryCode(t, "get right after that push", second.get(sub.ClientInstanceID).ErrorCode, kerr.ThrottlingQuotaExceeded)

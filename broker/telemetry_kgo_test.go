@@ -20,6 +20,9 @@ type pushes struct {
 	got        []telemetryPush
 	terminated []telemetry.Client
 	arrived    chan struct{}
+	// forgotten gets each instance the broker forgets (Hooks.Forgotten,
+	// called under the manager's lock, so the buffer must outlast a test).
+	forgotten chan telemetry.Client
 }
 
 type telemetryPush struct {
@@ -28,7 +31,9 @@ type telemetryPush struct {
 	interval time.Duration
 }
 
-func newPushes() *pushes { return &pushes{arrived: make(chan struct{}, 64)} }
+func newPushes() *pushes {
+	return &pushes{arrived: make(chan struct{}, 64), forgotten: make(chan telemetry.Client, 16)}
+}
 
 func (p *pushes) hooks() telemetry.Hooks {
 	return telemetry.Hooks{
@@ -44,6 +49,21 @@ func (p *pushes) hooks() telemetry.Hooks {
 			p.terminated = append(p.terminated, c)
 			p.mu.Unlock()
 		},
+		Forgotten: func(c telemetry.Client, _ time.Time) { p.forgotten <- c },
+	}
+}
+
+// waitForgotten fails the test unless the broker forgets instance id
+// within 5 s; why says what should have made it.
+func (p *pushes) waitForgotten(t *testing.T, id [16]byte, why string) {
+	t.Helper()
+	select {
+	case c := <-p.forgotten:
+		if c.InstanceID != id {
+			t.Errorf("forgot %x, want %x", c.InstanceID, id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("instance not forgotten %s", why)
 	}
 }
 

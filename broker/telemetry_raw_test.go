@@ -189,51 +189,28 @@ func TestTelemetryDefaultOff(t *testing.T) {
 // its last request, on the broker clock, then forgotten: a push naming it
 // is taken as a new instance's (telemetry-instance-cache).
 func TestTelemetryExpiry(t *testing.T) {
-	forgotten := make(chan telemetry.Client, 4)
-	p := newPushes()
-	h := p.hooks()
-	h.Forgotten = func(c telemetry.Client, _ time.Time) { forgotten <- c }
-	b := sharebrokertest.Start(t, sharebrokertest.WithTelemetry(h), sharebrokertest.WithProperty("sharebroker.telemetry.default.interval.ms", "1000"))
-	e := &telemetryEnv{b: b, p: p, c: rawconn.Dial(t, b.Addr)}
+	e := startTelemetry(t, sharebrokertest.WithProperty("sharebroker.telemetry.default.interval.ms", "1000"))
 	sub := e.get([16]byte{})
 	e.b.Advance(59 * time.Second)
 	e.get([16]byte{}) // another instance: a request that would notice an expiry
 	select {
-	case c := <-forgotten:
+	case c := <-e.p.forgotten:
 		t.Fatalf("instance %x forgotten after 59s", c.InstanceID)
 	default:
 	}
 	e.b.Advance(time.Second)
 	// Expiry is noticed at the next telemetry request, any client's.
-	other := rawconn.Dial(t, b.Addr)
+	other := rawconn.Dial(t, e.b.Addr)
 	other.Request(kmsg.NewPtrGetTelemetrySubscriptionsRequest())
-	select {
-	case c := <-forgotten:
-		if c.InstanceID != sub.ClientInstanceID {
-			t.Errorf("forgot %x, want %x", c.InstanceID, sub.ClientInstanceID)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("instance not forgotten 60s after its last request")
-	}
+	e.p.waitForgotten(t, sub.ClientInstanceID, "60s after its last request")
 }
 
 // TestTelemetryForgottenOnClose: closing the connection that made an
 // instance forgets it, as Kafka's ClientMetricsManager does on disconnect
 // (telemetry-instance-cache).
 func TestTelemetryForgottenOnClose(t *testing.T) {
-	forgotten := make(chan telemetry.Client, 4)
-	b := sharebrokertest.Start(t, sharebrokertest.WithTelemetry(telemetry.Hooks{
-		Forgotten: func(c telemetry.Client, _ time.Time) { forgotten <- c },
-	}))
-	e := &telemetryEnv{b: b, c: rawconn.Dial(t, b.Addr)}
+	e := startTelemetry(t)
 	sub := e.get([16]byte{})
 	e.c.NC.Close()
-	select {
-	case c := <-forgotten:
-		if c.InstanceID != sub.ClientInstanceID {
-			t.Errorf("forgot %x, want %x", c.InstanceID, sub.ClientInstanceID)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("instance not forgotten when its connection closed")
-	}
+	e.p.waitForgotten(t, sub.ClientInstanceID, "when its connection closed")
 }
