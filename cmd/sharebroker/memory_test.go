@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -26,7 +28,7 @@ func TestGCPercentForBoundsHeapGrowth(t *testing.T) {
 		{1 << 40, 6},     // no overflow
 	}
 	for _, tc := range cases {
-		if got := gcPercentFor(tc.live, 0); got != tc.want {
+		if got := gcPercentFor(tc.live, 0, 0); got != tc.want {
 			t.Errorf("gcPercentFor(%d) = %d, want %d", tc.live, got, tc.want)
 		}
 	}
@@ -50,28 +52,89 @@ func TestGCPercentForFollowsScannedBytes(t *testing.T) {
 		{1 << 40, 1 << 38, 25},     // no overflow
 	}
 	for _, tc := range cases {
-		if got := gcPercentFor(tc.live, tc.scan); got != tc.want {
+		if got := gcPercentFor(tc.live, tc.scan, 0); got != tc.want {
 			t.Errorf("gcPercentFor(%d, %d) = %d, want %d", tc.live, tc.scan, got, tc.want)
 		}
 	}
 }
 
+// Rule gc-goal-decay: a previous goal, decayed, holds the next goal up:
+// the percent reaches the floor when the headroom alone would not, and a
+// floor below the headroom's goal changes nothing.
+func TestGCPercentForKeepsDecayedGoal(t *testing.T) {
+	cases := []struct {
+		live, scan, floor uint64
+		want              int
+	}{
+		{64 << 20, 0, 0, 6},           // no floor: live/16
+		{64 << 20, 0, 66 << 20, 6},    // under live+live/16: nothing changes
+		{27 << 20, 0, 49 << 20, 81},   // a freed 22 MB request buffer is kept for now
+		{64 << 20, 0, 128 << 20, 100}, // past Go's default cap of 100: a goal it had
+		{1 << 20, 0, 64 << 20, 6300},  // a small heap under a large past goal
+		{0, 0, 64 << 20, 100},         // nothing live: the default
+		{1, 0, 1 << 62, math.MaxInt32},
+	}
+	for _, tc := range cases {
+		if got := gcPercentFor(tc.live, tc.scan, tc.floor); got != tc.want {
+			t.Errorf("gcPercentFor(%d, %d, %d) = %d, want %d", tc.live, tc.scan, tc.floor, got, tc.want)
+		}
+		if tc.live > 0 && tc.floor > 0 && tc.want < math.MaxInt32 {
+			// The goal reached is the floor, to within the percent's rounding.
+			if goal := heapGoal(tc.live, tc.want); goal > max(tc.floor, heapGoal(tc.live, gcPercentFor(tc.live, tc.scan, 0))) {
+				t.Errorf("live %d, floor %d: goal %d above the floor", tc.live, tc.floor, goal)
+			}
+		}
+	}
+}
+
+// Rule gc-goal-decay: the floor halves every gcGoalHalfLife.
+func TestDecayedGoalHalvesEachHalfLife(t *testing.T) {
+	const goal = 64 << 20
+	cases := []struct {
+		elapsed time.Duration
+		want    uint64
+	}{
+		{-time.Second, goal}, // a clock that went back: no decay
+		{0, goal},
+		{gcGoalHalfLife, goal / 2},
+		{2 * gcGoalHalfLife, goal / 4},
+		{gcGoalHalfLife / 2, 47453132}, // goal / sqrt(2)
+		{time.Minute, 0},
+	}
+	for _, tc := range cases {
+		if got := decayedGoal(goal, tc.elapsed); got != tc.want {
+			t.Errorf("decayedGoal(%d, %v) = %d, want %d", uint64(goal), tc.elapsed, got, tc.want)
+		}
+	}
+}
+
 // Rule gc-headroom: after every GC cycle the CLI sets GOGC from the live
-// heap that cycle found; stopping puts the default back.
+// heap that cycle found; stopping puts the default back. Rule
+// gc-goal-decay: each cycle's floor is the goal the cycle before set,
+// decayed, never more.
 func TestFollowLiveHeapSetsGOGCAfterEachCycle(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	type cycle struct {
-		live, scan   uint64
-		percent, set int
+		gcCycle
+		set        int
+		floorError string // a floor that is not the previous goal decayed
 	}
 	cycles := make(chan cycle, 16)
-	stop, following := followLiveHeap(func(live, scan uint64, percent int) {
+	var prev *gcCycle // only touched by the callback, which cycles run one at a time
+	stop, following := followLiveHeap(func(c gcCycle) {
 		// GOGC is read here, inside the cycle that set it: by the time
 		// the test reads the report a later cycle may have set another.
-		set := debug.SetGCPercent(percent)
+		set := debug.SetGCPercent(c.percent)
+		var floorError string
+		if prev != nil {
+			if last := heapGoal(prev.live, prev.percent); c.floor == 0 || c.floor > last {
+				floorError = fmt.Sprintf("floor %d after a cycle that set goal %d", c.floor, last)
+			}
+		}
+		prev = &c
 		select {
-		case cycles <- cycle{live, scan, percent, set}:
+		case cycles <- cycle{c, set, floorError}:
 		default:
 		}
 	})
@@ -98,11 +161,14 @@ func TestFollowLiveHeapSetsGOGCAfterEachCycle(t *testing.T) {
 			// goroutine of the runtime's, and the package's other tests
 			// keep a heap of their own, so live alone cannot tell).
 			last = c
+			if c.floorError != "" {
+				t.Fatal(c.floorError)
+			}
 			if c.live < 64<<20 || c.scan < 16<<20 {
 				continue
 			}
-			if c.percent != gcPercentFor(c.live, c.scan) {
-				t.Fatalf("live %d, scan %d: set GOGC %d, want %d", c.live, c.scan, c.percent, gcPercentFor(c.live, c.scan))
+			if want := gcPercentFor(c.live, c.scan, c.floor); c.percent != want {
+				t.Fatalf("live %d, scan %d, floor %d: set GOGC %d, want %d", c.live, c.scan, c.floor, c.percent, want)
 			}
 			// live/16 alone would be 6: the scanned pointers lift it.
 			if c.percent < 20 {
@@ -132,7 +198,7 @@ func TestFollowLiveHeapLeavesUserSettingAlone(t *testing.T) {
 			t.Setenv("GOGC", "")
 			t.Setenv("GOMEMLIMIT", "")
 			t.Setenv(env, "200")
-			stop, following := followLiveHeap(func(uint64, uint64, int) {
+			stop, following := followLiveHeap(func(gcCycle) {
 				t.Errorf("with %s set the CLI still followed the heap", env)
 			})
 			defer stop()
