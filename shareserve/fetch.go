@@ -473,49 +473,44 @@ func (f *fetchWork) acquireFrom(r resolvedPartition, sp *sharepartition.SharePar
 // to appear, ordered by their place in the session: it costs what it
 // lists (share-fetch-ready-set).
 func (f *fetchWork) listed(epoch int32, parts []SessionPartition) []TopicPartition {
-	var listed, failed []TopicPartition
+	// said: each partition the answer lists, in session order, with
+	// MustAppear set when it failed (it must appear again).
+	var said []SessionPartition
 	if epoch == 0 {
-		listed = make([]TopicPartition, 0, len(parts)+len(f.acked))
+		said = make([]SessionPartition, 0, len(parts))
 		for _, sp := range parts {
-			listed = append(listed, sp.TopicPartition)
-			if a := f.answers[sp.TopicPartition]; a != nil && a.Err != nil {
-				failed = append(failed, sp.TopicPartition)
-			}
+			a := f.answers[sp.TopicPartition]
+			said = append(said, SessionPartition{TopicPartition: sp.TopicPartition, MustAppear: a != nil && a.Err != nil, seq: sp.seq})
 		}
 	} else {
-		// seq and whether it failed (MustAppear), sized for the answers:
-		// it grew one by one on every fetch.
-		say := make([]SessionPartition, 0, len(f.answers))
+		// Sized for the answers: it grew one by one on every fetch.
+		said = make([]SessionPartition, 0, len(f.answers))
 		for tp, a := range f.answers {
 			if (a.HasData() || a.Err != nil || a.Acked) && f.inSession(tp, a) {
-				say = append(say, SessionPartition{TopicPartition: tp, MustAppear: a.Err != nil, seq: a.seq})
+				said = append(said, SessionPartition{TopicPartition: tp, MustAppear: a.Err != nil, seq: a.seq})
 			}
 		}
 		if !f.noneAppearing {
 			for _, sp := range parts {
 				if a := f.answers[sp.TopicPartition]; sp.MustAppear && (a == nil || !(a.HasData() || a.Err != nil || a.Acked)) {
-					say = append(say, SessionPartition{TopicPartition: sp.TopicPartition, seq: sp.seq})
+					said = append(said, SessionPartition{TopicPartition: sp.TopicPartition, seq: sp.seq})
 				}
 			}
 		}
-		slices.SortFunc(say, func(a, b SessionPartition) int { return cmp.Compare(a.seq, b.seq) })
-		listed = make([]TopicPartition, 0, len(say)+len(f.acked))
-		for _, sp := range say {
-			listed = append(listed, sp.TopicPartition)
-			if sp.MustAppear {
-				failed = append(failed, sp.TopicPartition)
-			}
-		}
+		slices.SortFunc(said, func(a, b SessionPartition) int { return cmp.Compare(a.seq, b.seq) })
 	}
-	// The acknowledged partitions appended below go past appeared's
-	// length: appeared keeps what it holds, without a copy.
-	appeared := listed
+	listed := make([]TopicPartition, 0, len(said)+len(f.acked))
+	for _, sp := range said {
+		listed = append(listed, sp.TopicPartition)
+	}
+	// Acknowledged partitions outside the session are listed too (after
+	// the session's), but the session has no mark to change for them.
 	for _, tp := range f.acked {
 		if !slices.Contains(listed, tp) {
 			listed = append(listed, tp)
 		}
 	}
-	f.s.Sessions.responded(f.key, appeared, failed)
+	f.s.Sessions.responded(f.key, said)
 	return listed
 }
 

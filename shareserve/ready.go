@@ -382,18 +382,6 @@ func (rs *readySet) unpark(ch chan<- struct{}) {
 	}
 }
 
-// seqsOf calls f with the place in the session of each of tps that is in
-// it, in order, holding the set's lock once for all of them.
-func (rs *readySet) seqsOf(tps []TopicPartition, f func(seq uint64)) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	for _, tp := range tps {
-		if w := rs.byTP[tp]; w != nil {
-			f(w.seq.Load())
-		}
-	}
-}
-
 // seqOf returns tp's place in the session, and whether it is in it.
 func (rs *readySet) seqOf(tp TopicPartition) (uint64, bool) {
 	rs.mu.Lock()

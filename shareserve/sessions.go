@@ -286,10 +286,12 @@ func (s *Sessions) checkLocked(key SessionKey, epoch int32) (*session, error) {
 }
 
 // responded records what the response to the session's last request said:
-// partitions that appeared lose their mark, failed ones get it. A full
-// answer lists every partition, so a long list is looked up in a map, not
-// scanned once per partition.
-func (s *Sessions) responded(key SessionKey, appeared, failed []TopicPartition) {
+// each of said appeared in it, and its MustAppear is whether it must
+// appear again (it failed). said is in session order (by seq), as the
+// session's partitions are, so each is found by a binary search from the
+// last one found: no lookup by name (a full answer lists thousands), and a
+// partition forgotten since (its seq gone) is skipped.
+func (s *Sessions) responded(key SessionKey, said []SessionPartition) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	sess := s.byKey[key]
@@ -297,27 +299,27 @@ func (s *Sessions) responded(key SessionKey, appeared, failed []TopicPartition) 
 		return
 	}
 	copied := false
-	// The seqs are looked up under one hold of the ready set's lock: a
-	// full answer of thousands of partitions took it once per partition.
-	set := func(tps []TopicPartition, mark bool) {
-		sess.ready.seqsOf(tps, func(seq uint64) {
-			i := sess.indexOfSeq(seq)
-			if i < 0 || sess.parts[i].MustAppear == mark {
-				return
-			}
+	from := 0
+	for _, sp := range said {
+		rest := sess.parts[from:]
+		i, found := slices.BinarySearchFunc(rest, sp.seq, func(p SessionPartition, seq uint64) int { return cmp.Compare(p.seq, seq) })
+		from += i
+		if !found {
+			continue
+		}
+		if sess.parts[from].MustAppear != sp.MustAppear {
 			if !copied { // requests may hold the old slice
 				sess.parts, copied = slices.Clone(sess.parts), true
 			}
-			sess.parts[i].MustAppear = mark
-			if mark {
+			sess.parts[from].MustAppear = sp.MustAppear
+			if sp.MustAppear {
 				sess.appearing++
 			} else {
 				sess.appearing--
 			}
-		})
+		}
+		from++
 	}
-	set(appeared, false)
-	set(failed, true)
 }
 
 // renumberIfSparse gives the partitions seqs 0, 1, ... again once

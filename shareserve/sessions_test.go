@@ -63,8 +63,10 @@ func TestShareSessionRules(t *testing.T) {
 
 	t.Run("added then forgotten partitions; both lists means removed", func(t *testing.T) {
 		s := newSessions(10)
-		s.open(key, c1, []TopicPartition{tp(0)})
-		s.responded(key, []TopicPartition{tp(0)}, nil)
+		opened, _ := s.open(key, c1, []TopicPartition{tp(0)})
+		appeared := opened[0]
+		appeared.MustAppear = false
+		s.responded(key, []SessionPartition{appeared})
 		parts, err := s.advance(key, 1, []TopicPartition{tp(1), tp(2)}, []TopicPartition{tp(0), tp(2)})
 		if err != nil {
 			t.Fatal(err)
@@ -79,9 +81,15 @@ func TestShareSessionRules(t *testing.T) {
 
 	t.Run("appearing clears the mark, failing sets it", func(t *testing.T) {
 		s := newSessions(10)
-		s.open(key, c1, []TopicPartition{tp(0), tp(1)})
-		s.responded(key, []TopicPartition{tp(0), tp(1)}, nil)
-		s.responded(key, nil, []TopicPartition{tp(1)})
+		opened, _ := s.open(key, c1, []TopicPartition{tp(0), tp(1)})
+		said := slices.Clone(opened) // as listed says them: appeared, none failed
+		for i := range said {
+			said[i].MustAppear = false
+		}
+		s.responded(key, said)
+		failed := said[1]
+		failed.MustAppear = true
+		s.responded(key, []SessionPartition{failed})
 		parts, _ := s.advance(key, 1, nil, nil)
 		if parts[0].MustAppear || !parts[1].MustAppear {
 			t.Fatalf("marks %+v", parts)
