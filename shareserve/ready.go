@@ -139,13 +139,18 @@ func (rs *readySet) recheckLocked(w *watchedPart) {
 	}
 }
 
-// add puts tp into the set, ready and to check: a partition that joins
-// the session is resolved by the next fetch.
-func (rs *readySet) add(tp TopicPartition, seq uint64) {
+// add puts tp into the set at seq, ready and to check: a partition that
+// joins the session is resolved by the next fetch. It reports whether tp
+// was in the set already (then nothing changes); a closed set takes
+// nothing and reports false.
+func (rs *readySet) add(tp TopicPartition, seq uint64) (present bool) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if rs.closed || rs.byTP[tp] != nil {
-		return
+	if rs.byTP[tp] != nil {
+		return true
+	}
+	if rs.closed {
+		return false
 	}
 	w := rs.newWatchedLocked(tp)
 	w.seq.Store(seq)
@@ -159,6 +164,7 @@ func (rs *readySet) add(tp TopicPartition, seq uint64) {
 	}
 	rs.markLocked(w)
 	rs.recheckLocked(w)
+	return false
 }
 
 // forget removes tp from the set and ends its subscriptions; it reports

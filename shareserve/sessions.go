@@ -419,15 +419,14 @@ func (s *Sessions) StatsOn(node int32) NodeStats {
 }
 
 // add makes tp a partition of the session unless it is one; the ready
-// set tells whether it is, without a scan of the partitions.
+// set tells whether it is, without a scan of the partitions, as it takes
+// it in.
 func (sess *session) add(tp TopicPartition) {
-	if _, ok := sess.ready.seqOf(tp); ok {
+	if sess.ready.add(tp, sess.nextSeq) {
 		return
 	}
-	seq := sess.nextSeq
+	sess.parts = append(sess.parts, SessionPartition{TopicPartition: tp, MustAppear: true, seq: sess.nextSeq})
 	sess.nextSeq++
-	sess.parts = append(sess.parts, SessionPartition{TopicPartition: tp, MustAppear: true, seq: seq})
-	sess.ready.add(tp, seq)
 }
 
 func (sess *session) topicPartitions() []TopicPartition {
