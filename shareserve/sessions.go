@@ -338,16 +338,6 @@ func (sess *session) renumberIfSparse() {
 	sess.ready.renumber(parts)
 }
 
-// indexOfSeq returns the index in parts of the partition at seq, or -1:
-// parts are in seq order.
-func (sess *session) indexOfSeq(seq uint64) int {
-	i, found := slices.BinarySearchFunc(sess.parts, seq, func(p SessionPartition, seq uint64) int { return cmp.Compare(p.seq, seq) })
-	if !found {
-		return -1
-	}
-	return i
-}
-
 // close removes key's session and returns its partitions, whose records the
 // caller releases.
 func (s *Sessions) close(key SessionKey) []TopicPartition {
