@@ -12,10 +12,14 @@ import (
 
 // shareConsumeOne takes the first record of topic through share group
 // group as cn, accepting it, and returns its value or the first error
-// the client reports.
+// the client reports. The client is closed before it returns: kgo keeps
+// heartbeating after a refusal, so a refused client left open joins as
+// soon as the ACL is granted and may acquire the record the next
+// client is waiting for (TestACLShareGroup timed out that way once).
 func (ab *aclBroker) shareConsumeOne(t *testing.T, cn, topic, group string) (string, error) {
 	t.Helper()
 	cl := ab.client(t, cn, kgo.ConsumeTopics(topic), kgo.ShareGroup(group))
+	defer cl.Close()
 	ctx := testCtx(t)
 	rec, err := firstRecord(ctx, cl)
 	if err != nil {
