@@ -289,8 +289,9 @@ func (s *Sessions) checkLocked(key SessionKey, epoch int32) (*session, error) {
 // each of said appeared in it, and its MustAppear is whether it must
 // appear again (it failed). said is in session order (by seq), as the
 // session's partitions are, so each is found by a binary search from the
-// last one found: no lookup by name (a full answer lists thousands), and a
-// partition forgotten since (its seq gone) is skipped.
+// last one found: no lookup by name (a full answer lists thousands). A
+// partition forgotten since, or whose seq another request's renumbering
+// gave another partition, keeps its mark.
 func (s *Sessions) responded(key SessionKey, said []SessionPartition) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -304,7 +305,9 @@ func (s *Sessions) responded(key SessionKey, said []SessionPartition) {
 		rest := sess.parts[from:]
 		i, found := slices.BinarySearchFunc(rest, sp.seq, func(p SessionPartition, seq uint64) int { return cmp.Compare(p.seq, seq) })
 		from += i
-		if !found {
+		if !found || sess.parts[from].TopicPartition != sp.TopicPartition {
+			// Gone, or renumbered (renumberIfSparse) by a request that
+			// ran meanwhile: leave its mark as it is.
 			continue
 		}
 		if sess.parts[from].MustAppear != sp.MustAppear {

@@ -96,6 +96,33 @@ func TestShareSessionRules(t *testing.T) {
 		}
 	})
 
+	t.Run("a listing renumbered meanwhile marks nothing it did not list", func(t *testing.T) {
+		s := newSessions(10)
+		var all []TopicPartition
+		for p := range int32(100) {
+			all = append(all, tp(p))
+		}
+		opened, _ := s.open(key, c1, all)
+		said := slices.Clone(opened)
+		for i := range said {
+			said[i].MustAppear = false
+		}
+		s.responded(key, said)
+		// Forgetting 98 of 100 leaves the seqs sparse: the two left are
+		// renumbered 0 and 1, the seqs partitions 0 and 1 had.
+		parts, err := s.advance(key, 1, nil, all[:98])
+		if err != nil || !slices.Equal(partitionsOf(parts), []int32{98, 99}) || parts[0].seq != 0 {
+			t.Fatalf("after forgetting: %+v %v", parts, err)
+		}
+		// A listing made before that (partition 0 failed) must not mark
+		// partition 98, which has seq 0 now.
+		s.responded(key, []SessionPartition{{TopicPartition: tp(0), MustAppear: true, seq: opened[0].seq}})
+		parts, _ = s.advance(key, 2, nil, nil)
+		if parts[0].MustAppear || parts[1].MustAppear {
+			t.Fatalf("marks after a stale listing: %+v", parts)
+		}
+	})
+
 	t.Run("reopening replaces without counting against the limit", func(t *testing.T) {
 		s := newSessions(1)
 		s.open(key, c1, []TopicPartition{tp(0)})
