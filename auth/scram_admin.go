@@ -9,6 +9,8 @@ import (
 	"errors"
 	"maps"
 	"slices"
+
+	"github.com/sharebroker/sharebroker/internal/refusal"
 )
 
 // Sentinels of the SCRAM credential APIs; each names one Kafka error
@@ -28,20 +30,10 @@ var (
 	ErrUnsupportedMechanism = errors.New("unsupported SCRAM mechanism")
 )
 
-// refusal is an error whose text is exactly Kafka's message; errors.Is
-// finds the sentinel that picks the code.
-type refusal struct {
-	sentinel error
-	msg      string
-}
-
-func (e refusal) Error() string { return e.msg }
-func (e refusal) Unwrap() error { return e.sentinel }
-
 // errEmptyKey is an upsertion without a salted password: Java's HMAC
 // refuses an empty key, which Kafka's finishUpsertion turns into an
 // unexpected error (UNKNOWN_SERVER_ERROR); no sentinel names it.
-var errEmptyKey error = refusal{msg: "Empty key"}
+var errEmptyKey error = refusal.New(nil, "Empty key")
 
 // SCRAMInfo is what DescribeUserScramCredentials may tell of a credential:
 // never its salt or keys (sasl-secrets).
@@ -93,9 +85,9 @@ func (c *Credentials) DescribeSCRAM(users []string) []UserSCRAM {
 		res := UserSCRAM{User: name}
 		switch infos := described[name]; {
 		case dup[name]:
-			res.Err = refusal{ErrDuplicateUser, "Cannot describe SCRAM credentials for the same user twice in a single request: " + name}
+			res.Err = refusal.New(ErrDuplicateUser, "Cannot describe SCRAM credentials for the same user twice in a single request: "+name)
 		case len(infos) == 0:
-			res.Err = refusal{ErrNoCredential, "Attempt to describe a user credential that does not exist: " + name}
+			res.Err = refusal.New(ErrNoCredential, "Attempt to describe a user credential that does not exist: "+name)
 		default:
 			res.Infos = infos
 		}
@@ -150,7 +142,7 @@ func (c *Credentials) AlterSCRAM(deletions []SCRAMDeletion, upsertions []SCRAMUp
 		}
 		errs[name] = err
 	}
-	dupErr := refusal{ErrDuplicateUser, "A user credential cannot be altered twice in the same request"}
+	dupErr := refusal.New(ErrDuplicateUser, "A user credential cannot be altered twice in the same request")
 	removeDeletion := func(name string) bool {
 		for i, d := range dels {
 			if d.User == name {
@@ -182,7 +174,7 @@ func (c *Credentials) AlterSCRAM(deletions []SCRAMDeletion, upsertions []SCRAMUp
 			continue
 		}
 		if _, ok := c.scram[d.User][d.Mechanism]; !ok {
-			fail(d.User, refusal{ErrNoCredential, "Attempt to delete a user credential that does not exist"})
+			fail(d.User, refusal.New(ErrNoCredential, "Attempt to delete a user credential that does not exist"))
 			continue
 		}
 		dels = append(dels, d)
@@ -201,10 +193,10 @@ func (c *Credentials) AlterSCRAM(deletions []SCRAMDeletion, upsertions []SCRAMUp
 		}
 		switch {
 		case u.Iterations < scramMinIterations:
-			fail(u.User, refusal{ErrUnacceptableCredential, "Too few iterations"})
+			fail(u.User, refusal.New(ErrUnacceptableCredential, "Too few iterations"))
 			continue
 		case u.Iterations > scramMaxIterations:
-			fail(u.User, refusal{ErrUnacceptableCredential, "Too many iterations"})
+			fail(u.User, refusal.New(ErrUnacceptableCredential, "Too many iterations"))
 			continue
 		case len(u.SaltedPassword) == 0:
 			fail(u.User, errEmptyKey)
@@ -231,9 +223,9 @@ func (c *Credentials) AlterSCRAM(deletions []SCRAMDeletion, upsertions []SCRAMUp
 func checkSCRAMName(name string, m SCRAMMechanism) error {
 	switch {
 	case name == "":
-		return refusal{ErrUnacceptableCredential, "Username must not be empty"}
+		return refusal.New(ErrUnacceptableCredential, "Username must not be empty")
 	case !m.Valid():
-		return refusal{ErrUnsupportedMechanism, "Unknown SCRAM mechanism"}
+		return refusal.New(ErrUnsupportedMechanism, "Unknown SCRAM mechanism")
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/pbkdf2"
 	"errors"
 	"fmt"
+
+	"github.com/sharebroker/sharebroker/internal/refusal"
 )
 
 // ErrCredentialConflict: a SCRAM user given at start has a credential of
@@ -25,7 +27,7 @@ var ErrCredentialConflict = errors.New("SCRAM credential differs from the one ke
 func (c *Credentials) EnsureSCRAM(name, mechanism, password string, iterations int32, validateOnly bool) (created bool, err error) {
 	m, ok := scramMechanismByName(mechanism)
 	if !ok {
-		return false, refusal{ErrUnsupportedMechanism, fmt.Sprintf("Unknown SCRAM mechanism %q: want %s or %s", mechanism, MechSCRAM256, MechSCRAM512)}
+		return false, refusal.New(ErrUnsupportedMechanism, fmt.Sprintf("Unknown SCRAM mechanism %q: want %s or %s", mechanism, MechSCRAM256, MechSCRAM512))
 	}
 	if err := checkSCRAMName(name, m); err != nil {
 		return false, err
@@ -35,11 +37,11 @@ func (c *Credentials) EnsureSCRAM(name, mechanism, password string, iterations i
 	}
 	switch {
 	case iterations < scramMinIterations:
-		return false, refusal{ErrUnacceptableCredential, "Too few iterations"}
+		return false, refusal.New(ErrUnacceptableCredential, "Too few iterations")
 	case iterations > scramMaxIterations:
-		return false, refusal{ErrUnacceptableCredential, "Too many iterations"}
+		return false, refusal.New(ErrUnacceptableCredential, "Too many iterations")
 	case password == "":
-		return false, refusal{ErrUnacceptableCredential, "Password must not be empty"}
+		return false, refusal.New(ErrUnacceptableCredential, "Password must not be empty")
 	}
 	if have, ok := c.LookupSCRAM(name, m); ok {
 		same, err := have.madeFrom(m, password, iterations)

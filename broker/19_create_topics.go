@@ -44,6 +44,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/internal/refusal"
 	"github.com/sharebroker/sharebroker/storage"
 )
 
@@ -96,7 +97,7 @@ func handleCreateTopics(b *Broker, r *request) (kmsg.Response, error) {
 		} else if count > 1 {
 			err = fmt.Errorf("%w: topic %q appears %d times in the request", errInvalidRequest, rt.Topic, count)
 		} else if denied = denials[i]; denied {
-			err = withMessage(errTopicAuthorization, "Authorization failed.")
+			err = refusal.New(errTopicAuthorization, "Authorization failed.")
 		} else {
 			err = b.createTopic(rt, req.ValidateOnly, &st)
 			// Its configs only to whom may DESCRIBE_CONFIGS it (asked

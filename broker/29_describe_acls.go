@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/internal/refusal"
 )
 
 func init() { register(29, 0, 3, handleDescribeACLs) }
@@ -33,7 +34,7 @@ func handleDescribeACLs(b *Broker, r *request) (kmsg.Response, error) {
 	case !r.authorizedCluster(acl.OpDescribe):
 		err = r.clusterDenied()
 	case b.authz == nil:
-		err = withMessage(errSecurityDisabled, "No Authorizer is configured on the broker")
+		err = refusal.New(errSecurityDisabled, "No Authorizer is configured on the broker")
 	}
 	if err != nil {
 		resp.ErrorCode, resp.ErrorMessage = codeFor(err), errMessage(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/internal/refusal"
 )
 
 func init() { register(30, 0, 3, handleCreateACLs) }
@@ -45,7 +46,7 @@ func handleCreateACLs(b *Broker, r *request) (kmsg.Response, error) {
 		return all(r.clusterDenied()), nil
 	}
 	if b.authz == nil {
-		return all(withMessage(errSecurityDisabled, "No Authorizer is configured.")), nil
+		return all(refusal.New(errSecurityDisabled, "No Authorizer is configured.")), nil
 	}
 	bindings := make([]acl.Binding, len(req.Creations))
 	for i := range req.Creations {

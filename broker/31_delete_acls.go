@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/internal/refusal"
 )
 
 func init() { register(31, 0, 3, handleDeleteACLs) }
@@ -38,7 +39,7 @@ func handleDeleteACLs(b *Broker, r *request) (kmsg.Response, error) {
 	case !r.authorizedCluster(acl.OpAlter):
 		err = r.clusterDenied()
 	case b.authz == nil:
-		err = withMessage(errSecurityDisabled, "No Authorizer is configured.")
+		err = refusal.New(errSecurityDisabled, "No Authorizer is configured.")
 	}
 	resp.Results = make([]kmsg.DeleteACLsResponseResult, len(req.Filters))
 	for i := range resp.Results {
@@ -58,9 +59,9 @@ func handleDeleteACLs(b *Broker, r *request) (kmsg.Response, error) {
 		var bad error
 		switch {
 		case !f.ResourceType.Known() || !f.PatternType.Known():
-			bad = withMessage(errInvalidRequest, "Unknown patternFilter.")
+			bad = refusal.New(errInvalidRequest, "Unknown patternFilter.")
 		case !f.Operation.Known() || !f.Permission.Known():
-			bad = withMessage(errInvalidRequest, "Unknown entryFilter.")
+			bad = refusal.New(errInvalidRequest, "Unknown entryFilter.")
 		}
 		if bad != nil {
 			resp.Results[i].ErrorCode, resp.Results[i].ErrorMessage = codeFor(bad), errMessage(bad)

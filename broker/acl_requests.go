@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sharebroker/sharebroker/acl"
+	"github.com/sharebroker/sharebroker/internal/refusal"
 )
 
 // What CreateAcls, DescribeAcls and DeleteAcls share: turning their kmsg
@@ -22,7 +23,7 @@ var errUnknownACLField = errors.New("an ACL field is UNKNOWN (code 0)")
 // the CLUSTER operation it needs. Kafka's message names its internal
 // request object; ours names the principal and host.
 func (r *request) clusterDenied() error {
-	return withMessage(errClusterAuthorization, fmt.Sprintf("Request of %s from %s is not authorized.", r.conn.principal, r.conn.clientIP()))
+	return refusal.New(errClusterAuthorization, fmt.Sprintf("Request of %s from %s is not authorized.", r.conn.principal, r.conn.clientIP()))
 }
 
 // anyUnknown reports whether any of the codes is Kafka's UNKNOWN (0).

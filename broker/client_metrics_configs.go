@@ -7,6 +7,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/brokerconfig"
 	"github.com/sharebroker/sharebroker/configdef"
+	"github.com/sharebroker/sharebroker/internal/refusal"
 	"github.com/sharebroker/sharebroker/telemetry"
 )
 
@@ -79,7 +80,7 @@ func clientMetricsOpRefused(c kmsg.IncrementalAlterConfigsRequestResourceConfig,
 	switch c.Op {
 	case kmsg.IncrementalAlterConfigOpAppend, kmsg.IncrementalAlterConfigOpSubtract:
 		if !known || p.Kind != configdef.List {
-			return withMessage(errInvalidConfig, fmt.Sprintf("Can't %s to key %s because its type is not LIST.", c.Op, c.Name))
+			return refusal.New(errInvalidConfig, fmt.Sprintf("Can't %s to key %s because its type is not LIST.", c.Op, c.Name))
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"github.com/sharebroker/sharebroker/features"
 	"github.com/sharebroker/sharebroker/fetchsession"
 	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/internal/refusal"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
@@ -136,7 +137,7 @@ var (
 	// the coordinator now (its transaction is completing); retry. It is
 	// NOT_ENOUGH_REPLICAS, with a text of its own that Produce sends as
 	// the partition's message (produceErrMessage).
-	errTxnNotVerified = withMessage(errNotEnoughReplicas, "cannot verify the partition is in the transaction yet")
+	errTxnNotVerified = refusal.New(errNotEnoughReplicas, "cannot verify the partition is in the transaction yet")
 	// errTransactionAbortable: a transactional batch for a partition not in
 	// the transaction; the producer must abort.
 	errTransactionAbortable = errors.New("partition is not in the transaction")
@@ -152,10 +153,10 @@ var (
 	// group or transactional ID (authorize.go). Their texts are Kafka's
 	// messages for the codes (Errors.java), which its responses carry
 	// where a message is sent.
-	errClusterAuthorization         = withMessage(errors.New("cluster authorization failed"), "Cluster authorization failed.")
-	errTopicAuthorization           = withMessage(errors.New("topic authorization failed"), "Topic authorization failed.")
-	errGroupAuthorization           = withMessage(errors.New("group authorization failed"), "Group authorization failed.")
-	errTransactionalIDAuthorization = withMessage(errors.New("transactional ID authorization failed"), "Transactional Id authorization failed.")
+	errClusterAuthorization         = refusal.New(errors.New("cluster authorization failed"), "Cluster authorization failed.")
+	errTopicAuthorization           = refusal.New(errors.New("topic authorization failed"), "Topic authorization failed.")
+	errGroupAuthorization           = refusal.New(errors.New("group authorization failed"), "Group authorization failed.")
+	errTransactionalIDAuthorization = refusal.New(errors.New("transactional ID authorization failed"), "Transactional Id authorization failed.")
 	// errSecurityDisabled: an ACL API without an authorizer (rule acl-off).
 	errSecurityDisabled = errors.New("security disabled")
 	// errNotLeader and errNotCoordinator: another node of the cluster
@@ -173,19 +174,6 @@ func txnCode(err error, version, fencedFrom int16) int16 {
 	}
 	return codeFor(err)
 }
-
-// messageError is an error whose text is exactly the message Kafka gives
-// with its code; errors.Is finds the sentinel that picks the code.
-type messageError struct {
-	sentinel error
-	msg      string
-}
-
-func (e messageError) Error() string { return e.msg }
-func (e messageError) Unwrap() error { return e.sentinel }
-
-// withMessage is sentinel's code with Kafka's message msg.
-func withMessage(sentinel error, msg string) error { return messageError{sentinel, msg} }
 
 // codeOnly wraps an error Kafka answers with its code and a null message
 // (a share partition refused TOPIC_AUTHORIZATION_FAILED, say), where the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sharebroker/sharebroker/acl"
 	"github.com/sharebroker/sharebroker/group"
+	"github.com/sharebroker/sharebroker/internal/refusal"
 	"github.com/sharebroker/sharebroker/sharepartition"
 	"github.com/sharebroker/sharebroker/shareserve"
 	"github.com/sharebroker/sharebroker/storage"
@@ -85,7 +86,7 @@ func TestCodeFor(t *testing.T) {
 		{errClusterAuthorization, kerr.ClusterAuthorizationFailed},
 		{errTopicAuthorization, kerr.TopicAuthorizationFailed},
 		{codeOnly{errTopicAuthorization}, kerr.TopicAuthorizationFailed},
-		{withMessage(errTopicAuthorization, "Authorization failed."), kerr.TopicAuthorizationFailed},
+		{refusal.New(errTopicAuthorization, "Authorization failed."), kerr.TopicAuthorizationFailed},
 		{errGroupAuthorization, kerr.GroupAuthorizationFailed},
 		{errTransactionalIDAuthorization, kerr.TransactionalIDAuthorizationFailed},
 		{errSecurityDisabled, kerr.SecurityDisabled},
@@ -112,7 +113,7 @@ func TestAuthorizationMessages(t *testing.T) {
 		errGroupAuthorization:                   "Group authorization failed.",
 		errClusterAuthorization:                 "Cluster authorization failed.",
 		errTransactionalIDAuthorization:         "Transactional Id authorization failed.",
-		withMessage(errTopicAuthorization, "x"): "x",
+		refusal.New(errTopicAuthorization, "x"): "x",
 	} {
 		if got := errMessage(err); got == nil || *got != want {
 			t.Errorf("errMessage(%v) = %v, want %q", err, got, want)

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sharebroker/sharebroker/internal/refusal"
 )
 
 // The configs of a CLIENT_METRICS resource (ClientMetricsConfigs).
@@ -83,21 +85,21 @@ type subscription struct {
 // of the wrong type or a bad match pattern INVALID_CONFIG.
 func parseSubscription(name string, configs map[string]string) (*subscription, error) {
 	if name == "" {
-		return nil, refusal{ErrInvalidConfigRequest, "Subscription name can't be empty"}
+		return nil, refusal.New(ErrInvalidConfigRequest, "Subscription name can't be empty")
 	}
 	for _, k := range slices.Sorted(maps.Keys(configs)) {
 		if _, ok := LookupConfig(k); !ok {
-			return nil, refusal{ErrInvalidConfigRequest, "Unknown client metrics configuration: " + k}
+			return nil, refusal.New(ErrInvalidConfigRequest, "Unknown client metrics configuration: "+k)
 		}
 	}
 	s := &subscription{configs: configs, metrics: splitList(configs[ConfigMetrics]), interval: DefaultInterval}
 	if v, ok := configs[ConfigInterval]; ok {
 		ms, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 		if err != nil {
-			return nil, refusal{ErrInvalidConfig, fmt.Sprintf("Invalid value %s for configuration %s: Not a number of type INT", v, ConfigInterval)}
+			return nil, refusal.New(ErrInvalidConfig, fmt.Sprintf("Invalid value %s for configuration %s: Not a number of type INT", v, ConfigInterval))
 		}
 		if ms < minIntervalMs || ms > maxIntervalMs {
-			return nil, refusal{ErrInvalidConfigRequest, fmt.Sprintf("Invalid value %d for %s, interval must be between 100 and 3600000 (1 hour)", ms, ConfigInterval)}
+			return nil, refusal.New(ErrInvalidConfigRequest, fmt.Sprintf("Invalid value %d for %s, interval must be between 100 and 3600000 (1 hour)", ms, ConfigInterval))
 		}
 		s.interval = time.Duration(ms) * time.Millisecond
 	}
@@ -119,7 +121,7 @@ func parseSubscription(name string, configs map[string]string) (*subscription, e
 func parseMatch(patterns []string) (map[string]*regexp.Regexp, error) {
 	out := make(map[string]*regexp.Regexp, len(patterns))
 	for _, p := range patterns {
-		illegal := refusal{ErrInvalidConfig, "Illegal client matching pattern: " + p}
+		illegal := refusal.New(ErrInvalidConfig, "Illegal client matching pattern: "+p)
 		param, expr, ok := strings.Cut(p, "=")
 		param, expr = strings.TrimSpace(param), strings.TrimSpace(expr)
 		if !ok || !slices.Contains(matchParams, param) {
@@ -277,7 +279,7 @@ type ConfigValue struct {
 // (ClientMetricsConfigs.fromProps over defaultConfigsMap).
 func (m *Manager) Describe(name string) ([]ConfigValue, error) {
 	if name == "" {
-		return nil, refusal{ErrInvalidConfigRequest, "Client metrics subscription name must not be empty"}
+		return nil, refusal.New(ErrInvalidConfigRequest, "Client metrics subscription name must not be empty")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -67,17 +67,6 @@ var (
 	ErrInvalidConfigRequest = errors.New("invalid client metrics configuration request")
 )
 
-// refusal is a CLIENT_METRICS config refusal whose text is Kafka's
-// message word for word, as the answer carries it; errors.Is finds the
-// sentinel that picks the code.
-type refusal struct {
-	sentinel error
-	msg      string
-}
-
-func (e refusal) Error() string { return e.msg }
-func (e refusal) Unwrap() error { return e.sentinel }
-
 // Kafka's bounds and defaults (ClientMetricsManager, MetricConfigs).
 const (
 	// DefaultMaxBytes is telemetry.max.bytes' default.
