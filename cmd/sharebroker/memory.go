@@ -70,8 +70,13 @@ func gcPercentFor(live, scan, floor uint64) int {
 	headroom := max(gcHeadroomMin, live>>gcHeadroomShift, min(scan, live))
 	percent := min(100, max(1, headroom*100/live))
 	if floor > live+live*percent/100 {
-		// Capped only against overflow: a floor is a goal the heap had.
-		percent = min(math.MaxInt32, (floor-live)*100/live)
+		// Uncapped but for the int: a floor is a goal the heap had. The
+		// multiplication by 100 is only done where it cannot overflow.
+		if over := (floor - live) / live; over >= math.MaxInt32/100 {
+			percent = math.MaxInt32
+		} else {
+			percent = (floor - live) * 100 / live
+		}
 	}
 	return int(percent)
 }

@@ -73,6 +73,9 @@ func TestGCPercentForKeepsDecayedGoal(t *testing.T) {
 		{1 << 20, 0, 64 << 20, 6300},  // a small heap under a large past goal
 		{0, 0, 64 << 20, 100},         // nothing live: the default
 		{1, 0, 1 << 62, math.MaxInt32},
+		{1, 0, 184467440737095518, math.MaxInt32}, // (floor-live)*100 wraps to 84 in uint64
+		{1 << 10, 0, 1<<10 + 1<<30, 104857600},    // large, exact
+		{1 << 10, 0, 1 << 40, math.MaxInt32},      // past the int's range
 	}
 	for _, tc := range cases {
 		if got := gcPercentFor(tc.live, tc.scan, tc.floor); got != tc.want {
