@@ -775,6 +775,13 @@ func drained(t *testing.T, ctx context.Context, cl *kgo.Client, group, topic str
 func TestNodesKgoGroupTransactSessionThroughCoordinatorMoves(t *testing.T) {
 	moved := 0
 	testGroupTransactSessionCopy(t, broker.Config{Nodes: 3}, func(b *broker.Broker) {
+		// Half the records may be copied by a before b's session has
+		// initialized its transactional ID (CI, loaded): wait, bounded,
+		// until the group and both IDs have coordinators to move.
+		deadline := time.Now().Add(15 * time.Second)
+		for len(b.Cluster().Coordinators) < 3 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond) // polling a condition, bounded by deadline
+		}
 		for _, c := range b.Cluster().Coordinators {
 			typ := cluster.Transaction
 			if c.Type == cluster.Group.String() {
